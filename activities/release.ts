@@ -1,0 +1,212 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '../db/database';
+import { JobSchema, JobVerificationSchema, type Measurement } from '../db/entities';
+import { startReleaseJobs, type StartJobsResult } from '../db/jobCreation';
+import { changeJobStatus } from '../db/jobStatusChanges';
+import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
+import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
+import type { SecretBox } from '../db/secrets';
+import type { GateEvaluation } from '../domain/gates';
+import type { JobAgentType } from '../domain/jobAgents';
+import type { JobStatus } from '../domain/jobStatus';
+import type { PolicyRule, VerificationMetric } from '../domain/policies';
+import type { ReleasePhase } from '../domain/releases';
+import { selectorMatches } from '../domain/selectors';
+import type { z } from 'zod';
+import { dispatchers } from './agents';
+import type { DispatchResult } from './agents/dispatcher';
+
+export interface ReleaseActivityDeps {
+  orm: Database;
+  secrets: SecretBox;
+}
+
+export interface ReleaseProgress {
+  phase: ReleasePhase;
+  attempt: number;
+  jobs: { id: string; status: JobStatus; agentType: JobAgentType | null; attempt: number }[];
+  verifications: {
+    id: string;
+    jobId: string;
+    trigger: string;
+    status: string;
+    metrics: z.infer<typeof VerificationMetric>[];
+  }[];
+  /** The rules of the target's policies (for retries). */
+  rules: PolicyRule[];
+}
+
+/** The outcome of one measurement of a verification metric. */
+export interface MeasurementResult {
+  passed: boolean;
+  error?: string;
+}
+
+const HTTP_BODY_LIMIT = 64 * 1024;
+
+/**
+ * The database steps of a release's life. Each is idempotent, since Temporal retries an activity
+ * whose worker died: running one twice leaves the same rows as running it once.
+ */
+export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
+  const fork = () => orm.em.fork() as EntityManager;
+
+  async function progressOf(releaseId: string): Promise<ReleaseProgress | null> {
+    const em = fork();
+    const loaded = await loadRelease(em, releaseId);
+    if (!loaded) return null;
+    const jobs = await em.find(
+      JobSchema,
+      { releaseId },
+      { orderBy: { attempt: 'asc', createdAt: 'asc', id: 'asc' } },
+    );
+    const verifications = await em.find(
+      JobVerificationSchema,
+      { jobId: jobs.map((job) => job.id) },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    return {
+      phase: loaded.phase,
+      attempt: Math.max(0, ...jobs.map((job) => job.attempt)),
+      jobs: jobs.map((job) => ({
+        id: job.id,
+        status: job.status,
+        agentType: job.agentType ?? null,
+        attempt: job.attempt,
+      })),
+      verifications: verifications.map((v) => ({
+        id: v.id,
+        jobId: v.jobId,
+        trigger: v.trigger,
+        status: v.status,
+        metrics: v.metrics as unknown as z.infer<typeof VerificationMetric>[],
+      })),
+      rules: loaded.facts.policies.flatMap((policy) => policy.rules),
+    };
+  }
+
+  async function appendMeasurement(verificationId: string, measurement: Measurement): Promise<void> {
+    await fork().execute(
+      `UPDATE job_verification SET measurements = measurements || ?::jsonb,
+              status = CASE WHEN status = 'pending' THEN 'running' ELSE status END,
+              started_at = coalesce(started_at, now())
+        WHERE id = ?`,
+      [JSON.stringify([measurement]), verificationId],
+    );
+  }
+
+  return {
+    async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
+      return loadRelease(fork(), releaseId);
+    },
+
+    /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */
+    async recordEvaluation(releaseId: string, evaluation: GateEvaluation): Promise<void> {
+      await fork().execute(
+        `UPDATE release SET evaluation = ?::jsonb, phase_reason = ?, updated_at = now() WHERE id = ? AND phase = 'pending'`,
+        [JSON.stringify(evaluation), evaluation.reason, releaseId],
+      );
+    },
+
+    async startJobs(releaseId: string, attempt: number): Promise<StartJobsResult> {
+      return startReleaseJobs(fork(), secrets, releaseId, attempt);
+    },
+
+    /** Hands a job to its agent, through the dispatcher of the agent's type. */
+    async dispatchJob(jobId: string): Promise<DispatchResult> {
+      const em = fork();
+      const job = await em.findOne(JobSchema, { id: jobId });
+      if (!job) return { kind: 'ended', status: 'cancelled' };
+      if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
+      return dispatchers[job.agentType].dispatch(job, { em, secrets });
+    },
+
+    async completeJob(jobId: string, status: JobStatus, message: string | null): Promise<void> {
+      const em = fork();
+      const job = await em.findOne(JobSchema, { id: jobId });
+      if (!job || job.completedAt) return;
+      await changeJobStatus(em, {}, jobId, { status, message });
+    },
+
+    async releaseProgress(releaseId: string): Promise<ReleaseProgress | null> {
+      return progressOf(releaseId);
+    },
+
+    /** One measurement of an `http` metric: the request, then the success and failure conditions over its result. */
+    async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
+      const em = fork();
+      const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
+      const metric = verification?.metrics[metricIndex] as z.infer<typeof VerificationMetric> | undefined;
+      if (!verification || !metric || metric.provider.type !== 'http')
+        return { passed: false, error: 'no such metric' };
+      const provider = metric.provider;
+      const started = Date.now();
+      let result: Record<string, unknown>;
+      try {
+        const response = await fetch(provider.url, {
+          method: provider.method,
+          headers: provider.headers,
+          body: provider.body,
+          signal: AbortSignal.timeout(provider.timeoutSeconds * 1000),
+        });
+        const text = (await response.text()).slice(0, HTTP_BODY_LIMIT);
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = null;
+        }
+        result = {
+          ok: response.ok,
+          statusCode: response.status,
+          body: text,
+          json,
+          durationMs: Date.now() - started,
+        };
+      } catch (error) {
+        result = {
+          ok: false,
+          statusCode: 0,
+          body: '',
+          json: null,
+          durationMs: Date.now() - started,
+          error: String(error),
+        };
+      }
+      const failed = metric.failureCondition
+        ? selectorMatches('measurement', metric.failureCondition, { result })
+        : false;
+      const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
+      await appendMeasurement(verificationId, {
+        metric: metric.name,
+        at: new Date().toISOString(),
+        passed,
+        result: { statusCode: result.statusCode, durationMs: result.durationMs },
+        ...(result.error ? { error: String(result.error) } : {}),
+      });
+      return { passed };
+    },
+
+    /** A `sleep` metric's measurement: the workflow waited; this records it. */
+    async recordSleepMeasurement(verificationId: string, metricName: string): Promise<MeasurementResult> {
+      await appendMeasurement(verificationId, {
+        metric: metricName,
+        at: new Date().toISOString(),
+        passed: true,
+      });
+      return { passed: true };
+    },
+
+    async settleVerification(verificationId: string, passed: boolean, message: string): Promise<void> {
+      await fork().execute(
+        `UPDATE job_verification SET status = ?, message = ?, completed_at = now(), started_at = coalesce(started_at, now())
+          WHERE id = ? AND status IN ('pending', 'running')`,
+        [passed ? 'passed' : 'failed', message, verificationId],
+      );
+    },
+
+    async finishRelease(releaseId: string, phase: FinalPhase, reason: string): Promise<void> {
+      await finish(fork(), releaseId, phase, reason);
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import type { Faults } from '../domain/faults';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database';
+import type { SecretBox } from '../db/secrets';
+import { createStores } from '../db/stores';
+import { ForbiddenError } from '../domain/errors';
+import { authenticate } from './middleware/auth';
+import { jsonBody } from './middleware/body';
+import { createHttpMetrics } from './middleware/metrics';
+import { problemMiddleware } from './middleware/problem';
+import { requestContext } from './middleware/requestContext';
+import { assertSecureForPull, type TransportPolicy } from './middleware/transport';
+import { API_PREFIXES, buildOpenApiDocument } from './openapi';
+import type { AppState, Route } from './route';
+import { deploymentRoutes } from './routes/deployments';
+import { environmentRoutes } from './routes/environments';
+import { jobAgentRoutes } from './routes/jobAgents';
+import { policyRoutes } from './routes/policies';
+import { pullRoutes } from './routes/pull';
+import { jobRoutes } from './routes/jobs';
+import { releaseRoutes } from './routes/releases';
+import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
+import { resourceRoutes } from './routes/resources';
+import { documentationRouter, healthRoutes, type ReadinessChecks } from './routes/system';
+import { systemRoutes } from './routes/systems';
+import { variableRoutes } from './routes/variables';
+import { versionRoutes } from './routes/versions';
+import { workspaceRoutes } from './routes/workspaces';
+
+export interface AppDeps {
+  orm: Database;
+  secrets: SecretBox;
+  logger: Logger;
+  readiness: ReadinessChecks;
+  bodyLimit: string;
+  adminToken?: string;
+  version: string;
+  transport: TransportPolicy;
+  /** Test-only fault injection (FLIGHTDECK_FAULT_INJECTION); empty in production. */
+  faults?: Faults;
+}
+
+export interface FlightdeckApp {
+  app: Koa<AppState>;
+  routes: readonly Route[];
+  openapi: Record<string, unknown>;
+}
+
+export const apiRoutes: readonly Route[] = [
+  ...workspaceRoutes,
+  ...systemRoutes,
+  ...environmentRoutes,
+  ...deploymentRoutes,
+  ...versionRoutes,
+  ...variableRoutes,
+  ...resourceRoutes,
+  ...jobAgentRoutes,
+  ...policyRoutes,
+  ...releaseTargetStateRoutes,
+  ...releaseTargetRoutes,
+  ...releaseRoutes,
+  ...jobRoutes,
+  ...pullRoutes,
+];
+
+/** `{name}` (OpenAPI) to `:name` (the router's syntax). */
+function routerPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
+  for (const path of [route.path, ...route.aliases]) {
+    router[route.method](routerPath(path), async (ctx) => {
+      if (route.pull) {
+        assertSecureForPull(
+          {
+            encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
+            remoteAddress: ctx.req.socket.remoteAddress,
+            forwardedProto: ctx.get('x-forwarded-proto') || undefined,
+          },
+          deps.transport,
+        );
+      }
+      await authenticate(ctx, route.auth, deps.adminToken);
+      const principal = ctx.state.principal;
+      if (principal?.kind === 'apiKey' && principal.jobAgentId && !route.pull) {
+        throw new ForbiddenError(
+          'This key is scoped to one job agent: it may only poll, claim and report its jobs',
+          'agent_scope',
+        );
+      }
+      await route.run(ctx);
+    });
+  }
+}
+
+export function createApp(deps: AppDeps): FlightdeckApp {
+  const routes = [...healthRoutes(deps.readiness), ...apiRoutes];
+  const openapi = buildOpenApiDocument(routes, deps.version);
+  const metrics = createHttpMetrics();
+
+  const app = new Koa<AppState>();
+  app.proxy = true;
+  app.silent = true;
+  app.use(requestContext(deps.logger));
+  app.use(metrics.middleware);
+  app.use(problemMiddleware());
+  app.use(async (ctx, next) => {
+    ctx.state.stores = createStores(deps.orm, deps.secrets, deps.faults);
+    await next();
+  });
+  app.use(jsonBody(deps.bodyLimit));
+
+  const root = new Router<AppState>();
+  for (const route of routes.filter((r) => r.root)) mount(root, route, deps);
+  const docs = documentationRouter(openapi, metrics.registry);
+  app.use(root.routes()).use(root.allowedMethods({ throw: true }));
+  app.use(docs.routes()).use(docs.allowedMethods({ throw: true }));
+  for (const prefix of API_PREFIXES) {
+    const router = new Router<AppState>({ prefix });
+    for (const route of routes.filter((r) => !r.root)) mount(router, route, deps);
+    app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  }
+  return { app, routes, openapi };
+}

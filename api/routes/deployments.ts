@@ -1,0 +1,47 @@
+import type { Deployment } from '../../db/entities';
+import type { Stores } from '../../db/stores';
+import { selectorContext } from '../../domain/selectors';
+import { route } from '../route';
+import { WorkspaceParams } from '../schemas/common';
+import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from '../schemas/deployment';
+import { z } from '../schemas/zod';
+import { recordRoutes } from './records';
+
+async function present(stores: Stores, deployments: Deployment[]) {
+  const systems = await stores.deployments.systemIds(deployments.map((d) => d.id));
+  return deployments.map((deployment) => toDeployment(deployment, systems.get(deployment.id) ?? []));
+}
+
+export const deploymentRoutes = [
+  ...recordRoutes({
+    noun: 'deployment',
+    tag: 'Deployments',
+    collection: '/workspaces/{workspaceId}/deployments',
+    idParam: 'deploymentId',
+    params: DeploymentParams,
+    body: DeploymentBody,
+    schema: DeploymentSchema,
+    pageName: 'DeploymentPage',
+    creatable: true,
+    duplicate: 'Duplicate slug',
+    store: (stores) => stores.deployments,
+    present,
+    filter: { scope: 'deployment', context: (d) => ({ deployment: selectorContext.deployment(d) }) },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/deployments/name/{name}',
+    summary: 'Find a deployment by name',
+    tags: ['Deployments'],
+    auth: 'apiKey',
+    params: WorkspaceParams.extend({ name: z.string().min(1).max(200) }),
+    responses: {
+      200: { description: 'The deployment', schema: DeploymentSchema },
+      409: { description: 'Several deployments have that name' },
+    },
+    async handle(ctx, { params }) {
+      const deployment = await ctx.state.stores.deployments.getByName(params.workspaceId, params.name);
+      return { status: 200, body: (await present(ctx.state.stores, [deployment]))[0] };
+    },
+  }),
+];

@@ -1,0 +1,22 @@
+import { JobAgentBody, JobAgentParams, JobAgentSchema, toJobAgent } from '../schemas/jobAgent';
+import { recordRoutes } from './records';
+
+/**
+ * Job agents are created by PUT with a client-chosen id. The configuration is checked for the
+ * agent type; secrets are stored encrypted and never returned, and writing back {"sensitive": true}
+ * keeps the stored secret.
+ */
+export const jobAgentRoutes = recordRoutes({
+  noun: 'job agent',
+  tag: 'Job agents',
+  collection: '/workspaces/{workspaceId}/job-agents',
+  idParam: 'jobAgentId',
+  params: JobAgentParams,
+  body: JobAgentBody,
+  schema: JobAgentSchema,
+  pageName: 'JobAgentPage',
+  creatable: false,
+  duplicate: 'Duplicate name',
+  store: (stores) => stores.jobAgents,
+  present: async (_, agents) => agents.map(toJobAgent),
+});

@@ -1,0 +1,157 @@
+import type { ZodObject, ZodType } from 'zod';
+import type { Stores } from '../../db/stores';
+import type { Upserted } from '../../db/stores/common';
+import type { Page, PageRequest } from '../../domain/pagination';
+import { selectorMatches, type SelectorContext, type SelectorScope } from '../../domain/selectors';
+import { route, type ResponseSpec, type Route } from '../route';
+import {
+  accepted,
+  AcceptedSchema,
+  celQuery,
+  pageOf,
+  pageQuery,
+  upserted,
+  WorkspaceParams,
+} from '../schemas/common';
+
+/** The store operations a workspace record offers; `create` only for records created by POST. */
+export interface RecordStore<R> {
+  create?(workspaceId: string, input: never): Promise<R>;
+  upsert(workspaceId: string, id: string, input: never): Promise<Upserted<R>>;
+  get(workspaceId: string, id: string): Promise<R>;
+  list(workspaceId: string, page: PageRequest, matches?: (record: R) => boolean): Promise<Page<R>>;
+  delete(workspaceId: string, id: string): Promise<unknown>;
+}
+
+export interface RecordRoutesSpec<R> {
+  /** `system`, `job agent`: used in summaries and messages. */
+  noun: string;
+  tag: string;
+  /** The collection's path, e.g. `/workspaces/{workspaceId}/systems`. */
+  collection: string;
+  /** The path parameter naming one record, e.g. `systemId`. */
+  idParam: string;
+  params: ZodObject;
+  body: ZodType;
+  schema: ZodType;
+  pageName: string;
+  store: (stores: Stores) => RecordStore<R>;
+  /** Records as the API shows them; given all of a page at once so related data loads in one query. */
+  present: (stores: Stores, records: R[]) => Promise<unknown[]>;
+  /** Offer `POST` on the collection (202 with the record). */
+  creatable: boolean;
+  /** A `cel` filter on the list, over this identifier. */
+  filter?: { scope: SelectorScope; context: (record: R) => SelectorContext };
+  duplicate?: string;
+  /** A GET of one record that shows more than the list does. */
+  detail?: { schema: ZodType; load: (stores: Stores, workspaceId: string, id: string) => Promise<unknown> };
+}
+
+/**
+ * The routes every workspace record has: POST (where records are created without an id), list,
+ * GET, PUT with a client-chosen id (201 created, 200 replaced) and DELETE (202).
+ */
+export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
+  const one = `${spec.collection}/{${spec.idParam}}`;
+  const tags = [spec.tag];
+  const idOf = (params: Record<string, unknown>) => params[spec.idParam] as string;
+  const show = async (stores: Stores, record: R) => (await spec.present(stores, [record]))[0];
+  const conflict: Record<number, ResponseSpec> = spec.duplicate
+    ? { 409: { description: spec.duplicate } }
+    : {};
+  const filter = spec.filter;
+
+  const routes: Route[] = [
+    route({
+      method: 'get',
+      path: spec.collection,
+      summary: `List ${spec.noun}s, oldest first`,
+      tags,
+      auth: 'apiKey',
+      params: WorkspaceParams,
+      query: filter ? pageQuery().extend({ cel: celQuery(filter.scope) }) : pageQuery(),
+      responses: { 200: { description: `${spec.noun}s`, schema: pageOf(spec.schema, spec.pageName) } },
+      async handle(ctx, { params, query }) {
+        const cel = (query as { cel?: string }).cel;
+        const matches =
+          filter && cel
+            ? (record: R) => selectorMatches(filter.scope, cel, filter.context(record))
+            : undefined;
+        const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
+        return { status: 200, body: { ...page, items: await spec.present(ctx.state.stores, page.items) } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: one,
+      summary: `Get a ${spec.noun}`,
+      tags,
+      auth: 'apiKey',
+      params: spec.params,
+      responses: { 200: { description: `The ${spec.noun}`, schema: spec.detail?.schema ?? spec.schema } },
+      async handle(ctx, { params }) {
+        const workspaceId = params.workspaceId as string;
+        if (spec.detail)
+          return { status: 200, body: await spec.detail.load(ctx.state.stores, workspaceId, idOf(params)) };
+        const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
+        return { status: 200, body: await show(ctx.state.stores, record) };
+      },
+    }),
+    route({
+      method: 'put',
+      path: one,
+      summary: `Create or replace the ${spec.noun} with this id`,
+      tags,
+      auth: 'apiKey',
+      params: spec.params,
+      body: spec.body,
+      responses: {
+        200: { description: 'Replaced', schema: spec.schema },
+        201: { description: 'Created', schema: spec.schema },
+        ...conflict,
+      },
+      async handle(ctx, { params, body }) {
+        const result = await spec
+          .store(ctx.state.stores)
+          .upsert(params.workspaceId as string, idOf(params), body as never);
+        const shown = await show(ctx.state.stores, result.record);
+        return upserted(result, () => shown);
+      },
+    }),
+    route({
+      method: 'delete',
+      path: one,
+      summary: `Delete a ${spec.noun}`,
+      tags,
+      auth: 'apiKey',
+      params: spec.params,
+      responses: { 202: { description: 'Deleted', schema: AcceptedSchema } },
+      async handle(ctx, { params }) {
+        await spec.store(ctx.state.stores).delete(params.workspaceId as string, idOf(params));
+        const noun = spec.noun[0]!.toUpperCase() + spec.noun.slice(1);
+        return accepted(idOf(params), `${noun} deleted`);
+      },
+    }),
+  ];
+  if (spec.creatable) {
+    routes.unshift(
+      route({
+        method: 'post',
+        path: spec.collection,
+        summary: `Create a ${spec.noun}`,
+        description: 'Answers 202 Accepted with the record, which is readable at once.',
+        tags,
+        auth: 'apiKey',
+        params: WorkspaceParams,
+        body: spec.body,
+        responses: { 202: { description: `The ${spec.noun}`, schema: spec.schema }, ...conflict },
+        async handle(ctx, { params, body }) {
+          const store = spec.store(ctx.state.stores);
+          const record = await store.create!(params.workspaceId, body as never);
+          return { status: 202, body: await show(ctx.state.stores, record) };
+        },
+      }),
+    );
+  }
+  return routes;
+}

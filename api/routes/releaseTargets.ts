@@ -1,0 +1,153 @@
+import { NotFoundError } from '../../domain/errors';
+import { parseReleaseTargetKey } from '../../domain/releaseTargets';
+import type { Stores } from '../../db/stores';
+import type { TargetState } from '../../db/stores/targetStates';
+import { route } from '../route';
+import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
+import { JobSchema, JobStatusInput, JobWithVerificationsSchema, toJob } from '../schemas/job';
+import { ReleaseSchema, toRelease } from '../schemas/release';
+import { z } from '../schemas/zod';
+import { withVerifications } from './jobs';
+import {
+  ReleaseTargetListQuery,
+  ReleaseTargetParams,
+  ReleaseTargetSchema,
+  toReleaseTarget,
+} from '../schemas/releaseTarget';
+
+const tags = ['Release targets'];
+
+export const releaseTargetRoutes = [
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets',
+    summary: 'List release targets, filtered by deployment, environment or resource',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    query: ReleaseTargetListQuery,
+    responses: {
+      200: { description: 'Release targets', schema: pageOf(ReleaseTargetSchema, 'ReleaseTargetPage') },
+    },
+    async handle(ctx, { params, query }) {
+      const { limit, offset, ...filter } = query;
+      const page = await ctx.state.stores.releaseTargets.list(params.workspaceId, filter, { limit, offset });
+      return { status: 200, body: pageResponse(page, toReleaseTarget) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}',
+    summary: 'Get a release target by its key {resourceId}-{environmentId}-{deploymentId}',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    responses: { 200: { description: 'The release target', schema: ReleaseTargetSchema } },
+    async handle(ctx, { params }) {
+      const ref = parseReleaseTargetKey(params.releaseTargetKey);
+      if (!ref) throw new NotFoundError('release target', params.releaseTargetKey);
+      const target = await ctx.state.stores.releaseTargets.get(
+        params.workspaceId,
+        ref,
+        params.releaseTargetKey,
+      );
+      return { status: 200, body: toReleaseTarget(target) };
+    },
+  }),
+];
+
+function targetOf(key: string) {
+  const ref = parseReleaseTargetKey(key);
+  if (!ref) throw new NotFoundError('release target', key);
+  return ref;
+}
+
+function toState(state: TargetState, verifications: Awaited<ReturnType<typeof withVerifications>>) {
+  return {
+    releaseTarget: toReleaseTarget(state.target),
+    desiredRelease: state.desiredRelease ? toRelease(state.desiredRelease) : null,
+    currentRelease: state.currentRelease ? toRelease(state.currentRelease) : null,
+    latestJob: verifications.find((entry) => entry.job.id === state.latestJob?.id) ?? null,
+  };
+}
+
+async function presentStates(stores: Stores, states: TargetState[]) {
+  const latest = await withVerifications(
+    stores,
+    states.flatMap((state) => (state.latestJob ? [state.latestJob] : [])),
+  );
+  return states.map((state) => toState(state, latest));
+}
+
+export const ReleaseTargetStateSchema = z
+  .object({
+    releaseTarget: ReleaseTargetSchema,
+    desiredRelease: ReleaseSchema.nullable(),
+    currentRelease: ReleaseSchema.nullable(),
+    latestJob: JobWithVerificationsSchema.nullable(),
+  })
+  .openapi('ReleaseTargetState');
+
+export const releaseTargetStateRoutes = [
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/state',
+    summary: 'The desired release, the current release and the latest job (with verifications) of a target',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    responses: { 200: { description: 'The state', schema: ReleaseTargetStateSchema } },
+    async handle(ctx, { params }) {
+      const state = await ctx.state.stores.targetStates.get(
+        params.workspaceId,
+        targetOf(params.releaseTargetKey),
+        params.releaseTargetKey,
+      );
+      return { status: 200, body: (await presentStates(ctx.state.stores, [state]))[0] };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/workspaces/{workspaceId}/release-targets/state',
+    summary: 'The states of the release targets of a deployment in an environment',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    query: pageQuery(),
+    body: z.object({ deploymentId: z.uuid(), environmentId: z.uuid() }).openapi('ReleaseTargetStateQuery'),
+    responses: {
+      200: { description: 'States', schema: pageOf(ReleaseTargetStateSchema, 'ReleaseTargetStatePage') },
+    },
+    async handle(ctx, { params, query, body }) {
+      const page = await ctx.state.stores.targetStates.forDeploymentAndEnvironment(
+        params.workspaceId,
+        body.deploymentId,
+        body.environmentId,
+        query,
+      );
+      return { status: 200, body: { ...page, items: await presentStates(ctx.state.stores, page.items) } };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/jobs',
+    summary: 'The jobs of a release target, newest first',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    query: pageQuery().extend({ status: JobStatusInput.optional() }),
+    responses: { 200: { description: 'Jobs', schema: pageOf(JobSchema, 'ReleaseTargetJobPage') } },
+    async handle(ctx, { params, query }) {
+      const ref = targetOf(params.releaseTargetKey);
+      await ctx.state.stores.releaseTargets.get(params.workspaceId, ref, params.releaseTargetKey);
+      const { limit, offset, status } = query;
+      const page = await ctx.state.stores.jobs.list(
+        params.workspaceId,
+        { ...ref, status },
+        { limit, offset },
+        'desc',
+      );
+      return { status: 200, body: pageResponse(page, toJob) };
+    },
+  }),
+];

@@ -1,0 +1,96 @@
+import { selectorContext, selectorMatches } from '../../domain/selectors';
+import { route } from '../route';
+import { pageOf, pageResponse } from '../schemas/common';
+import { DeploymentParams } from '../schemas/deployment';
+import {
+  CreateVersionBody,
+  DeploymentVersionSchema,
+  toDeploymentVersion,
+  UpdateVersionBody,
+  VersionListQuery,
+  VersionParams,
+} from '../schemas/version';
+
+const tags = ['Deployment versions'];
+
+export const versionRoutes = [
+  route({
+    method: 'post',
+    path: '/workspaces/{workspaceId}/deployments/{deploymentId}/versions',
+    summary: 'Create a deployment version',
+    description:
+      'A version created with status `ready` (the default) is rolled out at once: one release per release target.',
+    tags,
+    auth: 'apiKey',
+    params: DeploymentParams,
+    body: CreateVersionBody,
+    responses: {
+      201: { description: 'The version', schema: DeploymentVersionSchema },
+      409: { description: 'The tag exists for this deployment' },
+    },
+    async handle(ctx, { params, body }) {
+      const version = await ctx.state.stores.versions.create(params.workspaceId, params.deploymentId, body);
+      return { status: 201, body: toDeploymentVersion(version) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/deployments/{deploymentId}/versions',
+    summary: 'List versions of a deployment, newest first',
+    tags,
+    auth: 'apiKey',
+    params: DeploymentParams,
+    query: VersionListQuery,
+    responses: {
+      200: { description: 'Versions', schema: pageOf(DeploymentVersionSchema, 'DeploymentVersionPage') },
+    },
+    async handle(ctx, { params, query }) {
+      const { cel, status } = query;
+      const page = await ctx.state.stores.versions.list(params.workspaceId, params.deploymentId, query, {
+        status,
+        matches: cel
+          ? (v) => selectorMatches('version', cel, { version: selectorContext.version(v) })
+          : undefined,
+      });
+      return { status: 200, body: pageResponse(page, toDeploymentVersion) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/deployment-versions/{deploymentVersionId}',
+    aliases: ['/workspaces/{workspaceId}/deploymentversions/{deploymentVersionId}'],
+    summary: 'Get a deployment version',
+    tags,
+    auth: 'apiKey',
+    params: VersionParams,
+    responses: { 200: { description: 'The version', schema: DeploymentVersionSchema } },
+    async handle(ctx, { params }) {
+      const version = await ctx.state.stores.versions.get(params.workspaceId, params.deploymentVersionId);
+      return { status: 200, body: toDeploymentVersion(version) };
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/workspaces/{workspaceId}/deployment-versions/{deploymentVersionId}',
+    aliases: ['/workspaces/{workspaceId}/deploymentversions/{deploymentVersionId}'],
+    summary: 'Update a version, e.g. move it from building to ready',
+    description:
+      'Allowed status moves: building → ready, building → failed, ready → failed; others answer 409.',
+    tags,
+    auth: 'apiKey',
+    params: VersionParams,
+    body: UpdateVersionBody,
+    responses: {
+      202: { description: 'The updated version', schema: DeploymentVersionSchema },
+      409: { description: 'A status move that is not allowed, or a duplicate tag' },
+    },
+    async handle(ctx, { params, body }) {
+      const version = await ctx.state.stores.versions.update(
+        params.workspaceId,
+        params.deploymentVersionId,
+        body,
+      );
+      return { status: 202, body: toDeploymentVersion(version) };
+    },
+  }),
+];

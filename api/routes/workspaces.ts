@@ -1,0 +1,73 @@
+import { route } from '../route';
+import { pageOf, WorkspaceParams } from '../schemas/common';
+import {
+  CreateApiKeyBody,
+  CreateWorkspaceBody,
+  IssuedApiKeySchema,
+  toIssuedApiKey,
+  toWorkspace,
+  WorkspaceSchema,
+} from '../schemas/workspace';
+
+const tags = ['Workspaces'];
+
+export const workspaceRoutes = [
+  route({
+    method: 'get',
+    path: '/workspaces',
+    summary: 'List the workspaces the API key can see (its own)',
+    tags,
+    auth: 'apiKey',
+    responses: { 200: { description: 'Workspaces', schema: pageOf(WorkspaceSchema, 'WorkspacePage') } },
+    async handle(ctx) {
+      const principal = ctx.state.principal;
+      const own =
+        principal?.kind === 'apiKey' ? [await ctx.state.stores.workspaces.get(principal.workspaceId)] : [];
+      return {
+        status: 200,
+        body: { items: own.map(toWorkspace), total: own.length, limit: own.length, offset: 0 },
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}',
+    summary: 'Get a workspace',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    responses: { 200: { description: 'The workspace', schema: WorkspaceSchema } },
+    async handle(ctx, { params }) {
+      return { status: 200, body: toWorkspace(await ctx.state.stores.workspaces.get(params.workspaceId)) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/admin/workspaces',
+    summary: 'Create a workspace (operator token)',
+    tags: ['Admin'],
+    auth: 'admin',
+    body: CreateWorkspaceBody,
+    responses: { 201: { description: 'The new workspace', schema: WorkspaceSchema } },
+    async handle(ctx, { body }) {
+      return { status: 201, body: toWorkspace(await ctx.state.stores.workspaces.create(body)) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/admin/workspaces/{workspaceId}/api-keys',
+    summary: 'Issue an API key for a workspace (operator token); the key is shown once',
+    tags: ['Admin'],
+    auth: 'admin',
+    params: WorkspaceParams,
+    body: CreateApiKeyBody,
+    responses: { 201: { description: 'The key, shown once', schema: IssuedApiKeySchema } },
+    async handle(ctx, { params, body }) {
+      const issued = await ctx.state.stores.apiKeys.create({
+        workspaceId: params.workspaceId,
+        name: body.name,
+      });
+      return { status: 201, body: toIssuedApiKey(issued.record, issued.key) };
+    },
+  }),
+];

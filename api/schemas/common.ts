@@ -1,0 +1,88 @@
+import { celExpression } from '../../domain/celSchema';
+import type { Page } from '../../domain/pagination';
+import { SELECTOR_SCOPES, type SelectorScope } from '../../domain/selectors';
+import { z } from './zod';
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().openapi({ description: 'Stable, machine-readable error code' }),
+    instance: z.string().optional(),
+    requestId: z.string().optional(),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'One entry per invalid field, with its path' }),
+  })
+  .openapi('Problem', { description: 'RFC 9457 problem details' });
+
+export const IdSchema = z.uuid();
+
+export const MetadataSchema = z.record(z.string().max(256), z.string().max(4096)).openapi({
+  description: 'String map used for classification and in selectors',
+  example: { team: 'payments' },
+});
+
+export const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+export const Timestamp = z.iso.datetime({ offset: true });
+
+export const WorkspaceParams = z.object({ workspaceId: IdSchema });
+
+/** `limit` 1–1000 (default given per list) and `offset` ≥ 0. */
+export function pageQuery(defaultLimit = 50) {
+  return z.object({
+    limit: z.coerce.number().int().min(1).max(1000).default(defaultLimit),
+    offset: z.coerce.number().int().min(0).default(0),
+  });
+}
+
+export function pageOf<T extends z.ZodType>(item: T, name: string) {
+  return z
+    .object({
+      items: z.array(item),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+    })
+    .openapi(name);
+}
+
+export function pageResponse<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
+  return { items: page.items.map(map), total: page.total, limit: page.limit, offset: page.offset };
+}
+
+export const iso = (date: Date): string => date.toISOString();
+export const isoOrNull = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
+
+export const Slug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9]+([-_.][A-Za-z0-9]+)*$/, 'letters, digits and single - _ . separators');
+
+export const Name = z.string().trim().min(1).max(200);
+
+export const Description = z.string().max(4000).nullish();
+
+/** The answer to a DELETE: the record is gone (Ctrlplane answers deletes with 202 and this shape). */
+export const AcceptedSchema = z.object({ id: z.string(), message: z.string() }).openapi('Accepted');
+
+export function accepted(id: string, message: string) {
+  return { status: 202, body: { id, message } };
+}
+
+/** 201 when a PUT created the record, 200 when it replaced one. */
+export function upserted<T, U>(result: { record: T; created: boolean }, map: (record: T) => U) {
+  return { status: result.created ? 201 : 200, body: map(result.record) };
+}
+
+/** `?cel=` on lists that take a filter. */
+export function celQuery(scope: SelectorScope) {
+  return celExpression(scope)
+    .optional()
+    .openapi({ description: `CEL filter over \`${SELECTOR_SCOPES[scope].join('`, `')}\`` });
+}

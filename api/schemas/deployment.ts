@@ -1,0 +1,91 @@
+import type { Deployment } from '../../db/entities';
+import { redactConfig } from '../../db/sensitiveValues';
+import { celExpression } from '../../domain/celSchema';
+import { Description, iso, JsonObjectSchema, MetadataSchema, Name, Slug, Timestamp } from './common';
+import { z } from './zod';
+
+export const JobAgentEntrySchema = z
+  .object({
+    ref: z.string().min(1).max(200).openapi({ description: 'The job agent: its id or name' }),
+    config: JsonObjectSchema.default({}).openapi({
+      description: 'Agent-specific configuration for this deployment',
+    }),
+    selector: celExpression('resource').optional().openapi({
+      description: 'CEL over `resource`: which resources this agent serves, when there are several',
+    }),
+  })
+  .openapi('JobAgentEntry');
+
+export const DeploymentSchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    name: z.string(),
+    slug: z.string(),
+    description: z.string().nullable(),
+    resourceSelector: z.string().nullable(),
+    jobAgents: z.array(JobAgentEntrySchema),
+    metadata: MetadataSchema,
+    systemIds: z.array(z.uuid()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Deployment');
+
+/**
+ * A deployment as written. Besides `jobAgents[]`, the applier's spelling is accepted: `jobAgent:
+ * {ref}` with `jobAgentConfig`, which becomes one entry.
+ */
+export const DeploymentBody = z
+  .object({
+    name: Name,
+    slug: Slug,
+    description: Description,
+    resourceSelector: celExpression('resource').nullish().openapi({
+      description: 'CEL over `resource`; when absent, any resource of the deployment’s environments',
+      example: 'resource.kind == "service"',
+    }),
+    jobAgents: z.array(JobAgentEntrySchema).max(50).optional(),
+    jobAgent: z.object({ ref: z.string().min(1).max(200) }).optional(),
+    jobAgentConfig: JsonObjectSchema.optional(),
+    metadata: MetadataSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.jobAgents && (body.jobAgent || body.jobAgentConfig)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['jobAgent'],
+        message: 'use either jobAgents or jobAgent with jobAgentConfig',
+      });
+    }
+    if (body.jobAgentConfig && !body.jobAgent) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['jobAgentConfig'],
+        message: 'jobAgentConfig needs jobAgent.ref',
+      });
+    }
+  })
+  .transform(({ jobAgent, jobAgentConfig, jobAgents, ...rest }) => ({
+    ...rest,
+    jobAgents: jobAgents ?? (jobAgent ? [{ ref: jobAgent.ref, config: jobAgentConfig ?? {} }] : []),
+  }))
+  .openapi('DeploymentInput');
+
+export const DeploymentParams = z.object({ workspaceId: z.uuid(), deploymentId: z.uuid() });
+
+export function toDeployment(deployment: Deployment, systemIds: string[]): z.infer<typeof DeploymentSchema> {
+  return {
+    id: deployment.id,
+    workspaceId: deployment.workspaceId,
+    name: deployment.name,
+    slug: deployment.slug,
+    description: deployment.description ?? null,
+    resourceSelector: deployment.resourceSelector ?? null,
+    jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
+    metadata: deployment.metadata,
+    systemIds,
+    createdAt: iso(deployment.createdAt),
+    updatedAt: iso(deployment.updatedAt),
+  };
+}

@@ -1,0 +1,49 @@
+import type { Environment } from '../../db/entities';
+import { celExpression } from '../../domain/celSchema';
+import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
+import { z } from './zod';
+
+export const EnvironmentSchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    resourceSelector: z.string().nullable(),
+    metadata: MetadataSchema,
+    systemIds: z.array(z.uuid()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Environment');
+
+export const EnvironmentBody = z
+  .object({
+    name: Name,
+    description: Description,
+    resourceSelector: celExpression('resource').nullish().openapi({
+      description: 'CEL over `resource`: the resources this environment includes (none when absent)',
+      example: 'resource.metadata["env"] == "prod"',
+    }),
+    metadata: MetadataSchema.optional(),
+  })
+  .openapi('EnvironmentInput');
+
+export const EnvironmentParams = z.object({ workspaceId: z.uuid(), environmentId: z.uuid() });
+
+export function toEnvironment(
+  environment: Environment,
+  systemIds: string[],
+): z.infer<typeof EnvironmentSchema> {
+  return {
+    id: environment.id,
+    workspaceId: environment.workspaceId,
+    name: environment.name,
+    description: environment.description ?? null,
+    resourceSelector: environment.resourceSelector ?? null,
+    metadata: environment.metadata,
+    systemIds,
+    createdAt: iso(environment.createdAt),
+    updatedAt: iso(environment.updatedAt),
+  };
+}

@@ -1,0 +1,133 @@
+import type { Job, JobVerification } from '../../db/entities';
+import { redactTree } from '../../db/sensitiveValues';
+import { JOB_STATUSES, normalizeJobStatus } from '../../domain/jobStatus';
+import { releaseTargetKey } from '../../domain/releaseTargets';
+import { iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
+import { z } from './zod';
+
+export const JobStatusSchema = z.enum(JOB_STATUSES).openapi('JobStatus');
+
+/** A status as agents send it: canonical, legacy (`completed`, `failed`) or camelCase (`inProgress`). */
+export const JobStatusInput = z
+  .string()
+  .transform((value, ctx) => {
+    const status = normalizeJobStatus(value);
+    if (!status) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown job status "${value}"; one of ${JOB_STATUSES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return status;
+  })
+  .openapi({
+    type: 'string',
+    description: 'A job status; legacy and camelCase spellings are accepted',
+    example: 'successful',
+  });
+
+export const VerificationSchema = z
+  .object({
+    id: z.uuid(),
+    jobId: z.uuid(),
+    status: z.enum(['pending', 'running', 'passed', 'failed', 'cancelled']),
+    trigger: z.string(),
+    metrics: z.array(JsonObjectSchema),
+    measurements: z.array(JsonObjectSchema),
+    message: z.string().nullable(),
+    createdAt: Timestamp,
+    startedAt: Timestamp.nullable(),
+    completedAt: Timestamp.nullable(),
+  })
+  .openapi('JobVerification');
+
+export const JobSchema = z
+  .object({
+    id: z.uuid(),
+    releaseId: z.uuid(),
+    jobAgentId: z.uuid().nullable(),
+    status: JobStatusSchema,
+    externalId: z.string().nullable(),
+    message: z.string().nullable(),
+    attempt: z.number().int(),
+    deploymentId: z.uuid(),
+    environmentId: z.uuid(),
+    resourceId: z.uuid(),
+    releaseTargetKey: z.string(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    startedAt: Timestamp.nullable(),
+    completedAt: Timestamp.nullable(),
+    jobAgentConfig: JsonObjectSchema.openapi({
+      description: 'Merged execution configuration; secrets show as {"sensitive": true}',
+    }),
+    dispatchContext: JsonObjectSchema.openapi({
+      description: 'Execution snapshot; secrets show as {"sensitive": true}',
+    }),
+  })
+  .openapi('Job');
+
+export const JobWithVerificationsSchema = z
+  .object({ job: JobSchema, verifications: z.array(VerificationSchema) })
+  .openapi('JobWithVerifications');
+
+export const JobStatusBody = z
+  .object({
+    status: JobStatusInput,
+    message: z.string().max(10_000).nullish(),
+    externalId: z.string().max(1000).nullish(),
+    claim_id: z
+      .uuid()
+      .optional()
+      .openapi({ description: 'The claim being reported on (pull agents with leases)' }),
+  })
+  .openapi('JobStatusReport');
+
+export const JobListQuery = pageQuery().extend({
+  status: JobStatusInput.optional(),
+  releaseId: z.uuid().optional(),
+  deploymentId: z.uuid().optional(),
+  environmentId: z.uuid().optional(),
+  resourceId: z.uuid().optional(),
+  jobAgentId: z.uuid().optional(),
+});
+
+export const JobParams = z.object({ workspaceId: z.uuid(), jobId: z.uuid() });
+
+export function toJob(job: Job): z.infer<typeof JobSchema> {
+  return {
+    id: job.id,
+    releaseId: job.releaseId,
+    jobAgentId: job.jobAgentId ?? null,
+    status: job.status,
+    externalId: job.externalId ?? null,
+    message: job.message ?? null,
+    attempt: job.attempt,
+    deploymentId: job.deploymentId,
+    environmentId: job.environmentId,
+    resourceId: job.resourceId,
+    releaseTargetKey: releaseTargetKey(job),
+    createdAt: iso(job.createdAt),
+    updatedAt: iso(job.updatedAt),
+    startedAt: isoOrNull(job.startedAt),
+    completedAt: isoOrNull(job.completedAt),
+    jobAgentConfig: redactTree(job.jobAgentConfig),
+    dispatchContext: redactTree(job.dispatchContext),
+  };
+}
+
+export function toVerification(verification: JobVerification): z.infer<typeof VerificationSchema> {
+  return {
+    id: verification.id,
+    jobId: verification.jobId,
+    status: verification.status,
+    trigger: verification.trigger,
+    metrics: verification.metrics,
+    measurements: verification.measurements as unknown as Record<string, unknown>[],
+    message: verification.message ?? null,
+    createdAt: iso(verification.createdAt),
+    startedAt: isoOrNull(verification.startedAt),
+    completedAt: isoOrNull(verification.completedAt),
+  };
+}

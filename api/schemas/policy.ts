@@ -1,0 +1,60 @@
+import type { Policy } from '../../db/entities';
+import { celExpression } from '../../domain/celSchema';
+import { PolicyRuleInput } from '../../domain/policies';
+import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
+import { z } from './zod';
+
+const Rule = PolicyRuleInput.openapi('PolicyRule', {
+  description:
+    'Exactly one of anyApproval, environmentProgression, deploymentWindow, versionSelector, versionCooldown, ' +
+    'retry, gradualRollout, verification',
+});
+
+export const PolicySchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    selector: z.string(),
+    priority: z.number().int(),
+    enabled: z.boolean(),
+    metadata: MetadataSchema,
+    rules: z.array(z.object({ id: z.uuid() }).catchall(z.unknown())),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Policy');
+
+export const PolicyBody = z
+  .object({
+    name: Name,
+    description: Description,
+    selector: celExpression('target').optional().openapi({
+      description:
+        'CEL over `resource`, `deployment` and `environment`: the release targets it governs (default "true")',
+    }),
+    priority: z.number().int().min(-1000).max(1000).optional(),
+    enabled: z.boolean().optional(),
+    metadata: MetadataSchema.optional(),
+    rules: z.array(Rule).max(50).optional(),
+  })
+  .openapi('PolicyInput');
+
+export const PolicyParams = z.object({ workspaceId: z.uuid(), policyId: z.uuid() });
+
+export function toPolicy(policy: Policy): z.infer<typeof PolicySchema> {
+  return {
+    id: policy.id,
+    workspaceId: policy.workspaceId,
+    name: policy.name,
+    description: policy.description ?? null,
+    selector: policy.selector,
+    priority: policy.priority,
+    enabled: policy.enabled,
+    metadata: policy.metadata,
+    rules: policy.rules,
+    createdAt: iso(policy.createdAt),
+    updatedAt: iso(policy.updatedAt),
+  };
+}

@@ -1,0 +1,86 @@
+import type { LegacyQueueItem, PollItem } from '../../db/stores/pull';
+import { JsonObjectSchema, pageQuery, Timestamp } from './common';
+import { JobSchema, JobStatusInput, JobStatusSchema } from './job';
+import { z } from './zod';
+
+export const PollItemSchema = z
+  .object({
+    id: z.uuid(),
+    status: JobStatusSchema,
+    releaseId: z.uuid(),
+    createdAt: Timestamp,
+    deployment: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }),
+    environment: z.object({ id: z.uuid(), name: z.string() }),
+    resource: z.object({ id: z.uuid(), name: z.string(), identifier: z.string() }),
+  })
+  .openapi('JobListItem', { description: 'A job to claim: no dispatch context, no variables' });
+
+export const PollQuery = pageQuery(100).extend({
+  status: JobStatusInput.default('queued'),
+});
+
+export const AgentJobsParams = z.object({ workspaceId: z.uuid(), jobAgentId: z.uuid() });
+export const AgentJobParams = AgentJobsParams.extend({ jobId: z.uuid() });
+
+export const ClaimedJobSchema = JobSchema.extend({
+  jobAgentConfig: JsonObjectSchema.openapi({ description: 'Merged configuration, secrets included' }),
+  dispatchContext: JsonObjectSchema.openapi({
+    description: 'The execution snapshot, secret-flagged variables included',
+  }),
+  lease_seconds: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: 'Phase V2: the lease length; heartbeat well within it' }),
+  claim_id: z.uuid().optional().openapi({ description: 'Phase V2: the fencing token of this claim' }),
+  claim_expires_at: Timestamp.optional(),
+}).openapi('ClaimedJob');
+
+export const ClaimIdBody = z.object({ claim_id: z.uuid().optional() }).default({}).openapi('ClaimIdentity');
+
+export const LeaseSchema = z
+  .object({
+    job_id: z.uuid(),
+    claim_id: z.uuid(),
+    claim_expires_at: Timestamp,
+    lease_seconds: z.number().int(),
+  })
+  .openapi('Lease');
+
+export const LegacyQueueSchema = z
+  .object({
+    jobs: z.array(
+      z.object({
+        id: z.uuid(),
+        release: z.object({
+          id: z.uuid(),
+          version: z.object({ tag: z.string(), config: JsonObjectSchema }),
+          environment: z.object({ name: z.string() }),
+          resource: z.object({ identifier: z.string(), config: JsonObjectSchema }),
+          variables: z.record(z.string(), z.string()),
+        }),
+        jobAgentConfig: JsonObjectSchema,
+      }),
+    ),
+  })
+  .openapi('LegacyJobQueue');
+
+export const LegacyJobUpdateBody = z
+  .object({
+    status: JobStatusInput.optional(),
+    message: z.string().max(10_000).nullish(),
+    externalId: z.string().max(1000).nullish(),
+  })
+  .refine(
+    (body) => Object.values(body).some((value) => value !== undefined),
+    'give status, message or externalId',
+  )
+  .openapi('LegacyJobUpdate');
+
+export function toPollItem(item: PollItem): z.infer<typeof PollItemSchema> {
+  return item;
+}
+
+export function toLegacyQueue(items: LegacyQueueItem[]): z.infer<typeof LegacyQueueSchema> {
+  return { jobs: items };
+}

@@ -1,0 +1,109 @@
+import type { Approval, Release } from '../../db/entities';
+import { RELEASE_PHASES } from '../../domain/releases';
+import { releaseTargetKey } from '../../domain/releaseTargets';
+import { iso, isoOrNull, pageQuery, Timestamp } from './common';
+import { z } from './zod';
+
+const RuleEvaluationSchema = z.object({
+  kind: z.string(),
+  policyId: z.uuid().optional(),
+  ruleId: z.uuid().optional(),
+  state: z.enum(['passed', 'waiting', 'blocked']),
+  reason: z.string(),
+  nextEvaluationAt: Timestamp.optional(),
+  waitingOn: z.object({ environmentId: z.uuid(), successes: z.number().int() }).optional(),
+});
+
+export const EvaluationSchema = z
+  .object({
+    decision: z.enum(['proceed', 'wait', 'blocked', 'superseded', 'withdrawn']),
+    reason: z.string(),
+    rules: z.array(RuleEvaluationSchema),
+    nextEvaluationAt: Timestamp.optional(),
+    evaluatedAt: Timestamp,
+  })
+  .openapi('ReleaseEvaluation', {
+    description: 'Why the release waits: each rule with its state and reason',
+  });
+
+export const ReleaseSchema = z
+  .object({
+    id: z.uuid(),
+    deploymentId: z.uuid(),
+    environmentId: z.uuid(),
+    resourceId: z.uuid(),
+    versionId: z.uuid(),
+    releaseTargetKey: z.string(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    completedAt: Timestamp.nullable(),
+    phase: z
+      .enum(RELEASE_PHASES)
+      .openapi({ description: 'Where the release is in its life (not a status of the spec)' }),
+    phaseReason: z.string().nullable(),
+    evaluation: EvaluationSchema.nullable(),
+  })
+  .openapi('Release');
+
+export const ReleaseListQuery = pageQuery().extend({
+  deploymentId: z.uuid().optional(),
+  environmentId: z.uuid().optional(),
+  resourceId: z.uuid().optional(),
+  versionId: z.uuid().optional(),
+  phase: z.enum(RELEASE_PHASES).optional(),
+});
+
+export const ReleaseParams = z.object({ workspaceId: z.uuid(), releaseId: z.uuid() });
+
+export const ApprovalBody = z.object({ reason: z.string().max(2000).optional() }).openapi('ApprovalInput');
+
+export const UserApprovalRecordsBody = z
+  .object({
+    status: z.enum(['approved', 'rejected']),
+    environmentIds: z.array(z.uuid()).min(1).max(100),
+    reason: z.string().max(2000).optional(),
+  })
+  .openapi('UserApprovalRecordsInput');
+
+export const ApprovalSchema = z
+  .object({
+    versionId: z.uuid(),
+    environmentId: z.uuid(),
+    userId: z.string(),
+    userName: z.string(),
+    status: z.enum(['approved', 'rejected']),
+    reason: z.string().nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('UserApprovalRecord');
+
+export function toRelease(release: Release): z.infer<typeof ReleaseSchema> {
+  return {
+    id: release.id,
+    deploymentId: release.deploymentId,
+    environmentId: release.environmentId,
+    resourceId: release.resourceId,
+    versionId: release.versionId,
+    releaseTargetKey: releaseTargetKey(release),
+    createdAt: iso(release.createdAt),
+    updatedAt: iso(release.updatedAt),
+    completedAt: isoOrNull(release.completedAt),
+    phase: release.phase,
+    phaseReason: release.phaseReason ?? null,
+    evaluation: release.evaluation ?? null,
+  };
+}
+
+export function toApproval(approval: Approval): z.infer<typeof ApprovalSchema> {
+  return {
+    versionId: approval.versionId,
+    environmentId: approval.environmentId,
+    userId: approval.userId,
+    userName: approval.userName,
+    status: approval.status,
+    reason: approval.reason ?? null,
+    createdAt: iso(approval.createdAt),
+    updatedAt: iso(approval.updatedAt),
+  };
+}

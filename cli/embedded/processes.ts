@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Helpers for the child processes of `flightdeck start` and of the test harness. */
+
+/** Whether a process exists and is not a zombie (exited, waiting for its parent to reap it). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; comm may contain spaces, so read after the last ')'.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+export function readPid(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Sends SIGTERM to a process (and its group, when it leads one), then SIGKILL after the grace
+ * period. Resolves once it is gone.
+ */
+export async function terminate(pid: number, graceMs = 10_000): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  if (!isAlive(pid)) return;
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (isAlive(pid)) {
+    signal('SIGKILL');
+    while (isAlive(pid)) await sleep(50);
+  }
+}
+
+/**
+ * A process recorded in a pid file by an earlier run that did not stop cleanly (for example after
+ * kill -9): stop it, but only if its command line still shows it is ours, so a reused pid of an
+ * unrelated process is never touched.
+ */
+export async function stopLeftover(pidFile: string, marker: string): Promise<boolean> {
+  const pid = readPid(pidFile);
+  let stopped = false;
+  if (pid !== undefined && isAlive(pid) && commandLine(pid).includes(marker)) {
+    await terminate(pid);
+    stopped = true;
+  }
+  fs.rmSync(pidFile, { force: true });
+  return stopped;
+}
+
+export function assertPortFree(host: string, port: number, hint: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new Error(
+          error.code === 'EADDRINUSE'
+            ? `Port ${host}:${port} is already in use. ${hint}`
+            : `${error.message}. ${hint}`,
+        ),
+      );
+    });
+    server.listen(port, host, () => server.close(() => resolve()));
+  });
+}
+
+/** Asks the OS for a port nobody listens on. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export function tail(file: string, bytes = 3000): string {
+  try {
+    const content = fs.readFileSync(file, 'utf8');
+    return content.slice(-bytes).trim();
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
+import { assertPortFree, isAlive, stopLeftover, tail, terminate } from './processes';
+
+export interface TemporalDevServerOptions {
+  cliPath: string;
+  /** Directory for the pid file and the log; also holds the SQLite file when `persistent`. */
+  stateDir: string;
+  port: number;
+  uiPort?: number;
+  /** Keep workflow state in `<stateDir>/temporal.sqlite` across restarts. */
+  persistent: boolean;
+  namespace: string;
+  startTimeoutMs?: number;
+}
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl?: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const MARKER = 'start-dev';
+
+/**
+ * Starts `temporal server start-dev` with our search attributes registered. The server runs in its
+ * own process group so a terminal's Ctrl-C reaches only the parent, which stops children in order.
+ */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  fs.mkdirSync(options.stateDir, { recursive: true });
+  const pidFile = path.join(options.stateDir, 'temporal.pid');
+  const logFile = path.join(options.stateDir, 'temporal.log');
+  await stopLeftover(pidFile, MARKER);
+  const hint =
+    'Set FLIGHTDECK_EMBEDDED_TEMPORAL_PORT / FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT, or TEMPORAL_ADDRESS.';
+  await assertPortFree('127.0.0.1', options.port, hint);
+  if (options.uiPort) await assertPortFree('127.0.0.1', options.uiPort, hint);
+
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+  ];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.persistent) args.push('--db-filename', path.join(options.stateDir, 'temporal.sqlite'));
+  if (options.namespace !== 'default') args.push('--namespace', options.namespace);
+  for (const attribute of searchAttributeRegistrations()) {
+    args.push('--search-attribute', `${attribute.name}=${attribute.type}`);
+  }
+  // Workflow start-to-close bursts in tests and fan-outs: raise the dev server's default rate limits.
+  args.push(
+    '--dynamic-config-value',
+    'frontend.rps=10000',
+    '--dynamic-config-value',
+    'frontend.namespaceRPS=10000',
+  );
+
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`Could not start ${options.cliPath}`);
+  child.unref();
+  fs.writeFileSync(pidFile, String(pid));
+
+  const address = `127.0.0.1:${options.port}`;
+  const stop = async () => {
+    await terminate(pid);
+    fs.rmSync(pidFile, { force: true });
+  };
+  try {
+    await waitUntilServing(address, options.namespace, pid, options.startTimeoutMs ?? 60_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`${(error as Error).message}\n--- ${logFile} ---\n${tail(logFile)}`);
+  }
+  return { address, uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined, pid, stop };
+}
+
+async function waitUntilServing(
+  address: string,
+  namespace: string,
+  pid: number,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) throw new Error('The Temporal dev server exited during start-up');
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = error;
+      await sleep(250);
+    }
+  }
+  throw new Error(
+    `The Temporal dev server did not answer within ${timeoutMs / 1000} s: ${String(lastError)}`,
+  );
+}

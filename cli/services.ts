@@ -1,0 +1,90 @@
+import fs from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { createApp } from '../api/app';
+import { listen, type ApiServer } from '../api/server';
+import { pingDatabase, type Database } from '../db/database';
+import type { SecretBox } from '../db/secrets';
+import { startWorkerRuntime, type WorkerRuntime } from '../worker/runtime';
+import type { Config } from './config';
+import { flightdeckVersion } from './version';
+
+export interface ApiService {
+  url: string;
+  temporal: Client;
+  close(): Promise<void>;
+}
+
+/** The HTTP API on its own Temporal connection (for readiness and workflow queries). */
+export async function startApiService(options: {
+  config: Config;
+  orm: Database;
+  secrets: SecretBox;
+  temporalAddress: string;
+  logger: Logger;
+}): Promise<ApiService> {
+  const { config, orm, logger } = options;
+  const connection = await Connection.connect({ address: options.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const { app } = createApp({
+    orm,
+    secrets: options.secrets,
+    logger: logger.child({ component: 'api' }),
+    bodyLimit: config.api.bodyLimit,
+    adminToken: config.api.adminToken,
+    transport: config.api.transport,
+    faults: config.api.faults,
+    version: flightdeckVersion(),
+    readiness: {
+      postgres: () => pingDatabase(orm),
+      temporal: async () => {
+        await connection.workflowService.getSystemInfo({});
+      },
+    },
+  });
+  let server: ApiServer;
+  try {
+    const tls = config.api.tls && {
+      cert: fs.readFileSync(config.api.tls.certFile),
+      key: fs.readFileSync(config.api.tls.keyFile),
+    };
+    server = await listen(app, config.api.host, config.api.port, tls);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+  return {
+    url: config.api.publicUrl ?? server.url,
+    temporal,
+    close: async () => {
+      await server.close();
+      await connection.close();
+    },
+  };
+}
+
+/** The worker and outbox relay on the configured namespace and task queue. */
+export function startWorkerService(options: {
+  config: Config;
+  orm: Database;
+  secrets: SecretBox;
+  databaseUrl: string;
+  temporalAddress: string;
+  logger: Logger;
+}): Promise<WorkerRuntime> {
+  const { config } = options;
+  return startWorkerRuntime({
+    orm: options.orm,
+    secrets: options.secrets,
+    databaseUrl: options.databaseUrl,
+    temporal: {
+      address: options.temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      cachedWorkflows: config.temporal.cachedWorkflows,
+    },
+    logger: options.logger.child({ component: 'worker' }),
+    // The embedded dev server registers our search attributes at start; an external cluster may not have them.
+    skipSearchAttributeRegistration: !config.temporal.address,
+  });
+}

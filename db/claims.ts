@@ -1,0 +1,144 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { JobStatus } from '../domain/jobStatus';
+import { OUTBOX_CHANNEL } from './outbox';
+import { wakeReleases } from './releaseWake';
+
+/**
+ * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
+ * the agent to in_progress and — for an agent with a lease (phase V2) — inserts the claim record
+ * and the outbox row that starts the claim's lease workflow, and notifies the relay. Either all of
+ * it commits or none of it does: a committed claim record always has its lease workflow coming (the
+ * relay starts it even if this process dies right after the commit), and a failed claim leaves
+ * nothing behind. Concurrent claims of one job serialize on the row; exactly one sees it queued.
+ */
+
+export interface LeaseGrant {
+  claimId: string;
+  leaseSeconds: number;
+  expiresAt: string;
+}
+
+export type ClaimOutcome =
+  | { outcome: 'claimed'; jobId: string; releaseId: string; lease: LeaseGrant | null }
+  | { outcome: 'conflict'; status: JobStatus }
+  | { outcome: 'not_found' };
+
+export interface ClaimRequest {
+  workspaceId: string;
+  jobAgentId: string;
+  jobId: string;
+  claimId: string;
+  leaseSeconds: number | null;
+  /**
+   * Test-only fault: the statement fails at run time, after the job row moved (proves nothing is
+   * left behind). `random()` keeps the planner from folding the division away.
+   */
+  failAfterUpdate?: boolean;
+}
+
+export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
+  const [row] = await em.execute<
+    {
+      id: string;
+      release_id: string;
+      claim_id: string | null;
+      lease_seconds: number | null;
+      claim_expires_at: string | null;
+    }[]
+  >(
+    `WITH claimed AS (
+       UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = ? AND job_agent_id = ? AND workspace_id = ? AND status = 'queued'
+        RETURNING id, release_id, job_agent_id, workspace_id
+     ), lease AS (
+       INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
+       SELECT id, job_agent_id, workspace_id, ?::uuid,
+              ?::int + CASE WHEN ?::boolean THEN 1 / (random() * 0)::int ELSE 0 END,
+              now() + make_interval(secs => ?::int)
+         FROM claimed WHERE ?::int IS NOT NULL
+       RETURNING job_id, claim_id, lease_seconds, claim_expires_at
+     ), started AS (
+       INSERT INTO outbox (kind, payload)
+       SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', ?::text, 'jobAgentId', ?::text,
+                                                'jobId', job_id, 'claimId', claim_id)
+         FROM lease
+       RETURNING id
+     )
+     SELECT c.id, c.release_id, l.claim_id, l.lease_seconds, l.claim_expires_at,
+            (SELECT count(*) FROM started) AS outbox,
+            (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
+       FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
+    [
+      request.jobId,
+      request.jobAgentId,
+      request.workspaceId,
+      request.claimId,
+      request.leaseSeconds,
+      request.failAfterUpdate ?? false,
+      request.leaseSeconds,
+      request.leaseSeconds,
+      request.workspaceId,
+      request.jobAgentId,
+    ],
+  );
+  if (row) {
+    return {
+      outcome: 'claimed',
+      jobId: row.id,
+      releaseId: row.release_id,
+      lease: row.claim_id
+        ? {
+            claimId: row.claim_id,
+            leaseSeconds: row.lease_seconds!,
+            expiresAt: new Date(row.claim_expires_at!).toISOString(),
+          }
+        : null,
+    };
+  }
+  const [job] = await em.execute<{ status: JobStatus }[]>(
+    `SELECT status FROM job WHERE id = ? AND workspace_id = ? AND job_agent_id = ?`,
+    [request.jobId, request.workspaceId, request.jobAgentId],
+  );
+  return job ? { outcome: 'conflict', status: job.status } : { outcome: 'not_found' };
+}
+
+/**
+ * A claim record as the lease workflow sees it, if it still exists with this claim id: how long its
+ * lease has left, measured by the database's clock (the one heartbeats and expiry use).
+ */
+export async function readClaim(
+  em: EntityManager,
+  jobId: string,
+  claimId: string,
+): Promise<{ remainingMs: number } | null> {
+  const [row] = await em.execute<{ remaining_ms: number }[]>(
+    `SELECT (extract(epoch FROM claim_expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms
+       FROM job_claim WHERE job_id = ? AND claim_id = ?`,
+    [jobId, claimId],
+  );
+  return row ? { remainingMs: Math.max(0, Math.ceil(Number(row.remaining_ms))) } : null;
+}
+
+/**
+ * The reaper's step for one lease, fenced by the claim id: if that claim still exists and has
+ * expired, it is deleted and its in_progress job goes back to queued. A late timer of an old claim
+ * finds nothing to delete; a heartbeat that came first leaves the claim unexpired.
+ */
+export function expireClaim(em: EntityManager, jobId: string, claimId: string): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const [row] = await tx.execute<{ expired: number; release_id: string | null }[]>(
+      `WITH gone AS (
+         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
+       ), requeued AS (
+         UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
+                message = 'the lease expired without a heartbeat; back in the queue'
+          WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
+          RETURNING release_id
+       )
+       SELECT (SELECT count(*) FROM gone)::int AS expired, (SELECT release_id FROM requeued) AS release_id`,
+      [jobId, claimId],
+    );
+    if (row?.release_id) await wakeReleases(tx, [row.release_id]);
+    return (row?.expired ?? 0) > 0;
+  });
+}

@@ -1,0 +1,54 @@
+import { ApiKeySchema } from './apiKey';
+import { ApprovalSchema } from './approval';
+import { DeploymentSchema } from './deployment';
+import { DeploymentVersionSchema } from './deploymentVersion';
+import { EnvironmentSchema } from './environment';
+import { JobSchema, JobVerificationSchema } from './job';
+import { JobAgentSchema } from './jobAgent';
+import { PolicySchema } from './policy';
+import { ReleaseSchema } from './release';
+import { ReleaseTargetSchema } from './releaseTarget';
+import { ReleaseTargetStateSchema } from './releaseTargetState';
+import { ResourceSchema, ResourceVariableSchema } from './resource';
+import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
+import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
+import { WorkspaceSchema } from './workspace';
+
+export const entities = [
+  WorkspaceSchema,
+  ApiKeySchema,
+  DeploymentSchema,
+  DeploymentVersionSchema,
+  SystemSchema,
+  SystemDeploymentSchema,
+  SystemEnvironmentSchema,
+  EnvironmentSchema,
+  ResourceSchema,
+  ResourceVariableSchema,
+  JobAgentSchema,
+  DeploymentVariableSchema,
+  DeploymentVariableValueSchema,
+  PolicySchema,
+  ReleaseTargetSchema,
+  ReleaseSchema,
+  JobSchema,
+  JobVerificationSchema,
+  ReleaseTargetStateSchema,
+  ApprovalSchema,
+];
+
+export * from './apiKey';
+export * from './approval';
+export * from './deployment';
+export * from './deploymentVersion';
+export * from './environment';
+export * from './job';
+export * from './jobAgent';
+export * from './policy';
+export * from './release';
+export * from './releaseTarget';
+export * from './releaseTargetState';
+export * from './resource';
+export * from './system';
+export * from './variable';
+export * from './workspace';

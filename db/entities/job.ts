@@ -1,0 +1,65 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import type { JobAgentType } from '../../domain/jobAgents';
+import type { JobStatus } from '../../domain/jobStatus';
+import { timestamps, workspaceScoped } from './common';
+
+/**
+ * A job executes a release on one job agent (SPEC "Job"). Its configuration and dispatch context
+ * are snapshots taken at creation; secrets in them are stored sealed.
+ */
+export const JobSchema = defineEntity({
+  name: 'Job',
+  tableName: 'job',
+  properties: (p) => ({
+    ...workspaceScoped(),
+    releaseId: p.uuid(),
+    deploymentId: p.uuid(),
+    environmentId: p.uuid(),
+    resourceId: p.uuid(),
+    jobAgentId: p.uuid().nullable(),
+    agentType: p.text().$type<JobAgentType>().nullable(),
+    /** Which entry of the deployment's `jobAgents` this job serves. */
+    agentEntry: p.integer().nullable(),
+    attempt: p.integer(),
+    status: p.text().$type<JobStatus>(),
+    message: p.text().nullable(),
+    externalId: p.text().nullable(),
+    jobAgentConfig: p.json<Record<string, unknown>>(),
+    dispatchContext: p.json<Record<string, unknown>>(),
+    ...timestamps(),
+    startedAt: p.datetime().nullable(),
+    completedAt: p.datetime().nullable(),
+  }),
+});
+export type Job = InferEntity<typeof JobSchema>;
+
+export type VerificationStatus = 'pending' | 'running' | 'passed' | 'failed' | 'cancelled';
+
+export interface Measurement {
+  metric: string;
+  at: string;
+  passed: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+/** A verification created at dispatch from a matching `verification` rule, measured by the release workflow. */
+export const JobVerificationSchema = defineEntity({
+  name: 'JobVerification',
+  tableName: 'job_verification',
+  properties: (p) => ({
+    ...workspaceScoped(),
+    jobId: p.uuid(),
+    policyId: p.uuid().nullable(),
+    ruleId: p.uuid().nullable(),
+    trigger: p.text(),
+    metrics: p.json<Record<string, unknown>[]>(),
+    status: p.text().$type<VerificationStatus>(),
+    measurements: p.json<Measurement[]>(),
+    message: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    startedAt: p.datetime().nullable(),
+    completedAt: p.datetime().nullable(),
+  }),
+});
+export type JobVerification = InferEntity<typeof JobVerificationSchema>;

@@ -1,0 +1,98 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError, NotFoundError } from '../domain/errors';
+import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
+import { JobSchema, type Job } from './entities';
+import { enqueueOrchestration } from './outbox';
+import { wakeReleases } from './releaseWake';
+
+export interface JobStatusChange {
+  status?: JobStatus;
+  message?: string | null;
+  externalId?: string | null;
+  /** The claim the reporter holds (pull agents with leases). */
+  claimId?: string;
+  /** The statuses the job must be in for this change (409 otherwise). */
+  from?: readonly JobStatus[];
+}
+
+export interface JobScope {
+  workspaceId?: string;
+  /** For a key scoped to one job agent: another agent's job is not found. */
+  jobAgentId?: string | null;
+}
+
+/**
+ * Checks a claim id against the job's claim record: under the agent's `enforceClaimId`, a write
+ * must carry the current claim id (409 otherwise). Returns the claim record, if there is one.
+ */
+export async function fenceClaim(
+  em: EntityManager,
+  jobId: string,
+  claimId: string | undefined,
+  always = false,
+): Promise<{ claim_id: string } | undefined> {
+  const [claim] = await em.execute<{ claim_id: string; enforce: boolean }[]>(
+    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
+       FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
+    [jobId],
+  );
+  if (claim && (claim.enforce || (always && claimId !== undefined)) && claimId !== claim.claim_id) {
+    throw new ConflictError(
+      claimId
+        ? `claim ${claimId} is not the job's current claim`
+        : 'this agent requires the current claim_id',
+      'stale_claim',
+    );
+  }
+  return claim;
+}
+
+/**
+ * The one path by which a job's status changes after dispatch: an agent's report, the test
+ * runner, a requeue, a cancel. The move must be allowed (409 otherwise); `startedAt` is set the
+ * first time the job runs and `completedAt` once, on the first terminal status; a terminal status or
+ * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
+ * evaluate again (SPEC: "the status report enqueues a desired-release evaluation"). Reporting the
+ * status a job already has changes nothing else.
+ */
+export async function changeJobStatus(
+  em: EntityManager,
+  scope: JobScope,
+  jobId: string,
+  change: JobStatusChange,
+): Promise<Job> {
+  return em.transactional(async (tx) => {
+    const where = {
+      id: jobId,
+      ...(scope.workspaceId ? { workspaceId: scope.workspaceId } : {}),
+      ...(scope.jobAgentId ? { jobAgentId: scope.jobAgentId } : {}),
+    };
+    const job = await tx.findOne(JobSchema, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!job) throw new NotFoundError('job', jobId);
+    const claim = await fenceClaim(tx, jobId, change.claimId);
+    const status = change.status ?? job.status;
+    if (change.from && !change.from.includes(job.status)) {
+      throw new ConflictError(
+        `The job is ${job.status}, not ${change.from.join(' or ')}`,
+        'invalid_status_move',
+      );
+    }
+    if (!canMoveJob(job.status, status)) {
+      throw new ConflictError(`A job cannot move from ${job.status} to ${status}`, 'invalid_status_move');
+    }
+    const moved = job.status !== status;
+    job.status = status;
+    if (change.message !== undefined) job.message = change.message;
+    if (change.externalId !== undefined) job.externalId = change.externalId;
+    if (status === 'in_progress' && !job.startedAt) job.startedAt = new Date();
+    if (status === 'queued' && moved) job.startedAt = null;
+    if (isTerminalJobStatus(status) && !job.completedAt) job.completedAt = new Date();
+    if (claim && (isTerminalJobStatus(status) || status === 'queued')) {
+      await tx.execute('DELETE FROM job_claim WHERE job_id = ?', [jobId]);
+      await enqueueOrchestration(tx, { kind: 'lease.end', jobId, claimId: claim.claim_id });
+    }
+    if (moved) await wakeReleases(tx, [job.releaseId]);
+    return job;
+  });
+}

@@ -1,0 +1,48 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PolicyRule } from '../domain/policies';
+import {
+  selectorContext,
+  selectorMatches,
+  type DeploymentFields,
+  type EnvironmentFields,
+  type ResourceFields,
+} from '../domain/selectors';
+
+export interface MatchedPolicy {
+  id: string;
+  name: string;
+  priority: number;
+  rules: PolicyRule[];
+}
+
+export interface TargetRecords {
+  resource: ResourceFields;
+  deployment: DeploymentFields;
+  environment: EnvironmentFields;
+}
+
+/** The workspace's enabled policies, to be matched against targets. */
+export function enabledPolicies(
+  em: EntityManager,
+  workspaceId: string,
+): Promise<(MatchedPolicy & { selector: string })[]> {
+  return em.execute(
+    `SELECT id, name, priority, rules, selector FROM policy WHERE workspace_id = ? AND enabled ORDER BY priority DESC, id`,
+    [workspaceId],
+  );
+}
+
+/** The policies whose selector matches a release target, highest priority first. */
+export function policiesForTarget(
+  policies: readonly (MatchedPolicy & { selector: string })[],
+  target: TargetRecords,
+) {
+  const context = {
+    resource: selectorContext.resource(target.resource),
+    deployment: selectorContext.deployment(target.deployment),
+    environment: selectorContext.environment(target.environment),
+  };
+  return policies
+    .filter((policy) => selectorMatches('target', policy.selector, context))
+    .map(({ id, name, priority, rules }) => ({ id, name, priority, rules }));
+}

@@ -1,0 +1,78 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReleasePhase } from '../domain/releases';
+import { openReleasesOfTargets, wakeReleases } from './releaseWake';
+
+export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
+
+/**
+ * Ends a release (once; later calls change nothing) and frees its target. A success makes it the
+ * target's current release (SPEC "Flow" step 7). The other open releases of the target are woken —
+ * one of them may now run — and, after a success, so are this version's releases that wait in
+ * other environments, whose progression rules may now pass.
+ */
+export async function finishRelease(
+  em: EntityManager,
+  releaseId: string,
+  phase: FinalPhase,
+  reason: string,
+): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const [release] = await tx.execute<
+      { resource_id: string; environment_id: string; deployment_id: string; version_id: string }[]
+    >(
+      `UPDATE release SET phase = ?, phase_reason = ?, completed_at = now(), updated_at = now()
+        WHERE id = ? AND phase IN ('pending', 'running')
+        RETURNING resource_id, environment_id, deployment_id, version_id`,
+      [phase, reason, releaseId],
+    );
+    if (!release) return false;
+    await tx.execute(
+      `UPDATE release_target_state
+          SET active_release_id = CASE WHEN active_release_id = ? THEN NULL ELSE active_release_id END,
+              current_release_id = CASE WHEN ? THEN ? ELSE current_release_id END,
+              updated_at = now()
+        WHERE resource_id = ? AND environment_id = ? AND deployment_id = ?`,
+      [
+        releaseId,
+        phase === 'succeeded',
+        releaseId,
+        release.resource_id,
+        release.environment_id,
+        release.deployment_id,
+      ],
+    );
+    const target = {
+      resourceId: release.resource_id,
+      environmentId: release.environment_id,
+      deploymentId: release.deployment_id,
+    };
+    await wakeReleases(tx, await openReleasesOfTargets(tx, [target], releaseId));
+    if (phase === 'succeeded') {
+      // Only the releases whose progression rule waits on this environment and whose threshold this
+      // success meets: each is woken about once, however many targets succeed here.
+      const waiting = await tx.execute<{ id: string }[]>(
+        `WITH successes AS (
+           SELECT count(DISTINCT r.resource_id)::int AS n FROM release r JOIN job j ON j.release_id = r.id
+            WHERE r.version_id = ? AND r.environment_id = ? AND j.status = 'successful')
+         SELECT DISTINCT w.id FROM release w, successes,
+                jsonb_array_elements(coalesce(w.evaluation->'rules', '[]')) AS rule
+          WHERE w.version_id = ? AND w.environment_id <> ? AND w.phase = 'pending'
+            AND rule->>'kind' = 'environmentProgression' AND rule->>'state' = 'waiting'
+            AND rule->'waitingOn'->>'environmentId' = ?::text
+            AND (rule->'waitingOn'->>'successes')::int <= successes.n`,
+        [
+          release.version_id,
+          release.environment_id,
+          release.version_id,
+          release.environment_id,
+          release.environment_id,
+        ],
+      );
+      await wakeReleases(
+        tx,
+        waiting.map((row) => row.id),
+      );
+    }
+    return true;
+  });
+}

@@ -1,0 +1,184 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  computeReleaseTargets,
+  releaseTargetKey,
+  type ReleaseTargetRef,
+  type SystemLink,
+  type TargetDeployment,
+  type TargetEnvironment,
+  type TargetResource,
+} from '../domain/releaseTargets';
+import { chunk } from '../domain/orchestration';
+import { newId } from './ids';
+import { enqueueOrchestration } from './outbox';
+import { openReleasesOfTargets, wakeReleases } from './releaseWake';
+import { uuidArray } from './sql';
+
+/**
+ * Keeps the stored release targets exact. Every write that can change them (resources,
+ * selectors, system links, deletes) calls `syncReleaseTargets` in its own transaction, scoped to
+ * what it touched: one resource upsert evaluates the selectors against that resource only.
+ *
+ * Writes of one workspace take a transaction-level advisory lock first, so two concurrent writes
+ * never compute targets from each other's stale view; different workspaces do not wait.
+ */
+
+export interface ReleaseTargetChanges {
+  added: ReleaseTargetRef[];
+  removed: ReleaseTargetRef[];
+}
+
+export type TargetScope =
+  /** Resources as they now are (after an upsert, without reading them back). */
+  | { resources: TargetResource[] }
+  /** Resources read from the database; deleted ones lose their targets. */
+  | { resourceIds: string[] }
+  | { deploymentIds: string[] }
+  | { environmentIds: string[] }
+  | { all: true };
+
+export async function lockWorkspaceTargets(em: EntityManager, workspaceId: string): Promise<void> {
+  await em.execute('SELECT pg_advisory_xact_lock(hashtextextended(?, 7311))', [workspaceId]);
+}
+
+/**
+ * The one function through which release targets appear and disappear, and where orchestration
+ * hooks in: new targets get a release of the newest eligible version (the `targets.added`
+ * rollout); the open releases of removed targets are woken, and withdraw.
+ */
+export async function applyReleaseTargetChanges(
+  em: EntityManager,
+  workspaceId: string,
+  changes: ReleaseTargetChanges,
+): Promise<void> {
+  const columns = (targets: ReleaseTargetRef[]) => [
+    uuidArray(targets.map((t) => t.resourceId)),
+    uuidArray(targets.map((t) => t.environmentId)),
+    uuidArray(targets.map((t) => t.deploymentId)),
+  ];
+  if (changes.removed.length === 0 && changes.added.length === 0) return;
+  // One statement for both directions: a resource that moves loses and gains targets in one round trip.
+  await em.execute(
+    `WITH gone AS (
+       DELETE FROM release_target t
+        USING unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS g(resource_id, environment_id, deployment_id)
+        WHERE t.resource_id = g.resource_id AND t.environment_id = g.environment_id AND t.deployment_id = g.deployment_id
+     )
+     INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id)
+     SELECT resource_id, environment_id, deployment_id, ?::uuid
+       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS a(resource_id, environment_id, deployment_id)
+     ON CONFLICT DO NOTHING`,
+    [...columns(changes.removed), workspaceId, ...columns(changes.added)],
+  );
+  for (const targets of chunk(changes.added)) {
+    await enqueueOrchestration(em, { kind: 'targets.added', workspaceId, batchId: newId(), targets });
+  }
+  await wakeReleases(em, await openReleasesOfTargets(em, changes.removed));
+}
+
+interface State {
+  environments: TargetEnvironment[];
+  deployments: TargetDeployment[];
+  links: SystemLink[];
+  existing: ReleaseTargetRef[];
+}
+
+function scopeCondition(scope: TargetScope): { sql: string; params: unknown[] } {
+  if ('resources' in scope)
+    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resources.map((r) => r.id))] };
+  if ('resourceIds' in scope)
+    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resourceIds)] };
+  if ('deploymentIds' in scope)
+    return { sql: 'AND deployment_id = ANY(?::uuid[])', params: [uuidArray(scope.deploymentIds)] };
+  if ('environmentIds' in scope) {
+    return { sql: 'AND environment_id = ANY(?::uuid[])', params: [uuidArray(scope.environmentIds)] };
+  }
+  return { sql: '', params: [] };
+}
+
+/** Environments, deployments, system links and the stored targets within scope, in one round trip. */
+async function loadState(em: EntityManager, workspaceId: string, scope: TargetScope): Promise<State> {
+  const condition = scopeCondition(scope);
+  const [row] = await em.execute<{ state: State }[]>(
+    `SELECT json_build_object(
+       'environments', (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'metadata', metadata,
+                          'resourceSelector', resource_selector)), '[]') FROM environment WHERE workspace_id = ?),
+       'deployments', (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'slug', slug, 'metadata', metadata,
+                          'resourceSelector', resource_selector)), '[]') FROM deployment WHERE workspace_id = ?),
+       'links', (SELECT coalesce(json_agg(link), '[]') FROM (
+                   SELECT json_build_object('systemId', system_id, 'deploymentId', deployment_id) AS link
+                     FROM system_deployment WHERE workspace_id = ?
+                   UNION ALL
+                   SELECT json_build_object('systemId', system_id, 'environmentId', environment_id)
+                     FROM system_environment WHERE workspace_id = ?) AS links),
+       'existing', (SELECT coalesce(json_agg(json_build_object('resourceId', resource_id, 'environmentId', environment_id,
+                      'deploymentId', deployment_id)), '[]') FROM release_target WHERE workspace_id = ? ${condition.sql})
+     ) AS state`,
+    [workspaceId, workspaceId, workspaceId, workspaceId, workspaceId, ...condition.params],
+  );
+  return row!.state;
+}
+
+const RESOURCE_COLUMNS = 'id, kind, version, name, identifier, metadata, config';
+
+function loadResources(em: EntityManager, workspaceId: string, ids?: string[]): Promise<TargetResource[]> {
+  return ids
+    ? em.execute<TargetResource[]>(
+        `SELECT ${RESOURCE_COLUMNS} FROM resource WHERE workspace_id = ? AND id = ANY(?::uuid[]) AND deleted_at IS NULL`,
+        [workspaceId, uuidArray(ids)],
+      )
+    : em.execute<TargetResource[]>(
+        `SELECT ${RESOURCE_COLUMNS} FROM resource WHERE workspace_id = ? AND deleted_at IS NULL`,
+        [workspaceId],
+      );
+}
+
+/**
+ * Recomputes the targets within `scope` and stores the difference. Call inside a transaction,
+ * after `lockWorkspaceTargets` and after flushing the write that prompted it.
+ */
+export async function syncReleaseTargets(
+  em: EntityManager,
+  workspaceId: string,
+  scope: TargetScope,
+): Promise<ReleaseTargetChanges> {
+  const state = await loadState(em, workspaceId, scope);
+  const onlyDeployments = 'deploymentIds' in scope ? new Set(scope.deploymentIds) : undefined;
+  const onlyEnvironments = 'environmentIds' in scope ? new Set(scope.environmentIds) : undefined;
+  const linked = (id: string, field: 'deploymentId' | 'environmentId') =>
+    state.links.some((l) => l[field] === id);
+  // A deployment or environment in no system has no targets: no need to read every resource.
+  const needsResources =
+    (!onlyDeployments || [...onlyDeployments].some((id) => linked(id, 'deploymentId'))) &&
+    (!onlyEnvironments || [...onlyEnvironments].some((id) => linked(id, 'environmentId')));
+  const resources =
+    'resources' in scope
+      ? scope.resources
+      : needsResources
+        ? await loadResources(em, workspaceId, 'resourceIds' in scope ? scope.resourceIds : undefined)
+        : [];
+  const desired = computeReleaseTargets({ ...state, resources, onlyDeployments, onlyEnvironments });
+  const changes = difference(state.existing, desired);
+  await applyReleaseTargetChanges(em, workspaceId, changes);
+  return changes;
+}
+
+export function difference(existing: ReleaseTargetRef[], desired: ReleaseTargetRef[]): ReleaseTargetChanges {
+  const had = new Set(existing.map(releaseTargetKey));
+  const want = new Set(desired.map(releaseTargetKey));
+  return {
+    added: desired.filter((target) => !had.has(releaseTargetKey(target))),
+    removed: existing.filter((target) => !want.has(releaseTargetKey(target))),
+  };
+}
+
+/** Before a deployment, environment or system link disappears: its targets leave through the one path. */
+export async function removeReleaseTargets(
+  em: EntityManager,
+  workspaceId: string,
+  scope: { deploymentIds: string[] } | { environmentIds: string[] },
+): Promise<ReleaseTargetChanges> {
+  const changes = { added: [], removed: (await loadState(em, workspaceId, scope)).existing };
+  await applyReleaseTargetChanges(em, workspaceId, changes);
+  return changes;
+}

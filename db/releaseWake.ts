@@ -1,0 +1,33 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { chunk } from '../domain/orchestration';
+import type { ReleaseTargetRef } from '../domain/releaseTargets';
+import { enqueueOrchestration } from './outbox';
+import { uuidArray } from './sql';
+
+/** Asks the workflows of these releases to evaluate again, once the transaction commits. */
+export async function wakeReleases(em: EntityManager, releaseIds: readonly string[]): Promise<void> {
+  for (const ids of chunk([...new Set(releaseIds)]))
+    await enqueueOrchestration(em, { kind: 'release.wake', releaseIds: ids });
+}
+
+/** Releases not yet finished on these targets. */
+export async function openReleasesOfTargets(
+  em: EntityManager,
+  targets: readonly ReleaseTargetRef[],
+  except?: string,
+): Promise<string[]> {
+  if (targets.length === 0) return [];
+  const rows = await em.execute<{ id: string }[]>(
+    `SELECT r.id FROM release r
+       JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS t(resource_id, environment_id, deployment_id)
+         ON r.resource_id = t.resource_id AND r.environment_id = t.environment_id AND r.deployment_id = t.deployment_id
+      WHERE r.phase IN ('pending', 'running') AND r.id <> coalesce(?::uuid, '00000000-0000-0000-0000-000000000000')`,
+    [
+      uuidArray(targets.map((t) => t.resourceId)),
+      uuidArray(targets.map((t) => t.environmentId)),
+      uuidArray(targets.map((t) => t.deploymentId)),
+      except ?? null,
+    ],
+  );
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,86 @@
+import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../../domain/errors';
+import type { Page, PageRequest } from '../../domain/pagination';
+import { uuidArray } from '../sql';
+
+/** The result of a PUT: the record, and whether it was created (201) or replaced (200). */
+export interface Upserted<T> {
+  record: T;
+  created: boolean;
+}
+
+type Owned = { id: string; workspaceId: string };
+
+/** A record of the workspace, or 404: another workspace's id is treated as unknown. */
+export async function findOwned<T extends Owned>(
+  em: EntityManager,
+  schema: EntitySchema<T, never>,
+  workspaceId: string,
+  id: string,
+  kind: string,
+): Promise<T> {
+  const record = await em.findOne(schema, { id, workspaceId } as FilterQuery<T>);
+  if (!record) throw new NotFoundError(kind, id);
+  return record;
+}
+
+/** One page in creation order; ties broken by the key (`id` unless given) so pages never overlap. */
+export async function listPage<T extends object>(
+  em: EntityManager,
+  schema: EntitySchema<T, never>,
+  where: FilterQuery<T>,
+  page: PageRequest,
+  order: 'asc' | 'desc' = 'asc',
+  key: string[] = ['id'],
+): Promise<Page<T>> {
+  const [items, total] = await em.findAndCount(schema, where, {
+    orderBy: { createdAt: order, ...Object.fromEntries(key.map((field) => [field, order])) } as never,
+    limit: page.limit,
+    offset: page.offset,
+  });
+  return { items, total, limit: page.limit, offset: page.offset };
+}
+
+/**
+ * A page of the records matching a CEL filter. CEL runs in the application, so the filter reads the
+ * workspace's records of that kind in order and pages the matches.
+ */
+export async function listFiltered<T extends object>(
+  em: EntityManager,
+  schema: EntitySchema<T, never>,
+  where: FilterQuery<T>,
+  page: PageRequest,
+  matches: ((record: T) => boolean) | undefined,
+  order: 'asc' | 'desc' = 'asc',
+): Promise<Page<T>> {
+  if (!matches) return listPage(em, schema, where, page, order);
+  const all = await em.find(schema, where, { orderBy: { createdAt: order, id: order } as never });
+  const matching = all.filter(matches);
+  return {
+    items: matching.slice(page.offset, page.offset + page.limit),
+    total: matching.length,
+    limit: page.limit,
+    offset: page.offset,
+  };
+}
+
+/** The fields of a partial update that were given. */
+export function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The systems each deployment (or environment) is linked to, in link order. */
+export async function linkedSystemIds(
+  em: EntityManager,
+  kind: 'deployment' | 'environment',
+  ids: string[],
+): Promise<Map<string, string[]>> {
+  const rows = await em.execute<{ id: string; system_id: string }[]>(
+    `SELECT ${kind}_id AS id, system_id FROM system_${kind} WHERE ${kind}_id = ANY(?::uuid[]) ORDER BY created_at, system_id`,
+    [uuidArray(ids)],
+  );
+  const map = new Map<string, string[]>(ids.map((id) => [id, []]));
+  for (const row of rows) map.get(row.id)!.push(row.system_id);
+  return map;
+}

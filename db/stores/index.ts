@@ -1,0 +1,59 @@
+import type { Faults } from '../../domain/faults';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '../database';
+import type { SecretBox } from '../secrets';
+import { ApiKeyStore } from './apiKeys';
+import { DeploymentStore } from './deployments';
+import { EnvironmentStore } from './environments';
+import { JobAgentStore } from './jobAgents';
+import { JobStore } from './jobs';
+import { PolicyStore } from './policies';
+import { PullStore } from './pull';
+import { ReleaseStore } from './releases';
+import { ReleaseTargetStore } from './releaseTargets';
+import { ResourceStore } from './resources';
+import { SystemStore } from './systems';
+import { TargetStateStore } from './targetStates';
+import { VariableStore } from './variables';
+import { VersionStore } from './versions';
+import { WorkspaceStore } from './workspaces';
+
+/** What the HTTP layer may ask of persistence; one set per request, sharing one EntityManager. */
+export interface Stores {
+  workspaces: WorkspaceStore;
+  apiKeys: ApiKeyStore;
+  systems: SystemStore;
+  environments: EnvironmentStore;
+  deployments: DeploymentStore;
+  versions: VersionStore;
+  resources: ResourceStore;
+  jobAgents: JobAgentStore;
+  variables: VariableStore;
+  policies: PolicyStore;
+  releaseTargets: ReleaseTargetStore;
+  releases: ReleaseStore;
+  jobs: JobStore;
+  targetStates: TargetStateStore;
+  pull: PullStore;
+}
+
+export function createStores(orm: Database, secrets: SecretBox, faults: Faults = new Set()): Stores {
+  const em = orm.em.fork() as EntityManager;
+  return {
+    workspaces: new WorkspaceStore(em),
+    apiKeys: new ApiKeyStore(em),
+    systems: new SystemStore(em),
+    environments: new EnvironmentStore(em),
+    deployments: new DeploymentStore(em, secrets),
+    versions: new VersionStore(em, secrets),
+    resources: new ResourceStore(em, secrets),
+    jobAgents: new JobAgentStore(em, secrets),
+    variables: new VariableStore(em, secrets),
+    policies: new PolicyStore(em),
+    releaseTargets: new ReleaseTargetStore(em),
+    releases: new ReleaseStore(em),
+    jobs: new JobStore(em),
+    targetStates: new TargetStateStore(em),
+    pull: new PullStore(em, secrets, faults),
+  };
+}

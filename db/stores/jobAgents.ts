@@ -1,0 +1,55 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../../domain/errors';
+import type { JobAgentType } from '../../domain/jobAgents';
+import type { Page, PageRequest } from '../../domain/pagination';
+import { JobAgentSchema, type JobAgent } from '../entities';
+import { conflictOnDuplicate } from '../errors';
+import type { SecretBox } from '../secrets';
+import { sealConfig } from '../sensitiveValues';
+import { findOwned, listPage, type Upserted } from './common';
+
+export interface JobAgentInput {
+  name: string;
+  type: JobAgentType;
+  config: Record<string, unknown>;
+  metadata?: Record<string, string>;
+}
+
+export class JobAgentStore {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  /** PUT with a client-chosen id; sensitive configuration values are sealed before they are stored. */
+  upsert(workspaceId: string, id: string, input: JobAgentInput): Promise<Upserted<JobAgent>> {
+    return conflictOnDuplicate(async () => {
+      const existing = await this.em.findOne(JobAgentSchema, { id });
+      if (existing && existing.workspaceId !== workspaceId) throw new NotFoundError('job agent', id);
+      const fields = {
+        name: input.name,
+        type: input.type,
+        config: sealConfig(this.secrets, input.config, existing?.config, 'body.config'),
+        metadata: input.metadata ?? {},
+      };
+      const record = existing
+        ? this.em.assign(existing, fields)
+        : this.em.create(JobAgentSchema, { id, workspaceId, ...fields });
+      await this.em.flush();
+      return { record, created: !existing };
+    }, `A job agent named "${input.name}" already exists in this workspace`);
+  }
+
+  get(workspaceId: string, id: string): Promise<JobAgent> {
+    return findOwned(this.em, JobAgentSchema, workspaceId, id, 'job agent');
+  }
+
+  list(workspaceId: string, page: PageRequest): Promise<Page<JobAgent>> {
+    return listPage(this.em, JobAgentSchema, { workspaceId }, page);
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const agent = await this.get(workspaceId, id);
+    await this.em.remove(agent).flush();
+  }
+}

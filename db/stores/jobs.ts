@@ -1,0 +1,57 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { JobStatus } from '../../domain/jobStatus';
+import type { Page, PageRequest } from '../../domain/pagination';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
+import { JobSchema, JobVerificationSchema, type Job, type JobVerification } from '../entities';
+import { changeJobStatus, type JobStatusChange } from '../jobStatusChanges';
+import { findOwned, listPage } from './common';
+
+export interface JobFilter extends Partial<ReleaseTargetRef> {
+  status?: JobStatus;
+  releaseId?: string;
+  jobAgentId?: string;
+}
+
+export class JobStore {
+  constructor(private readonly em: EntityManager) {}
+
+  list(
+    workspaceId: string,
+    filter: JobFilter,
+    page: PageRequest,
+    order: 'asc' | 'desc' = 'asc',
+  ): Promise<Page<Job>> {
+    const where = Object.fromEntries(
+      Object.entries({ workspaceId, ...filter }).filter(([, v]) => v !== undefined),
+    );
+    return listPage(this.em, JobSchema, where, page, order);
+  }
+
+  get(workspaceId: string, id: string): Promise<Job> {
+    return findOwned(this.em, JobSchema, workspaceId, id, 'job');
+  }
+
+  /**
+   * SPEC "Status report": records it, sets completedAt on a terminal status, and wakes the release.
+   * A key scoped to a job agent may report only that agent's jobs.
+   */
+  reportStatus(
+    workspaceId: string,
+    jobAgentId: string | null,
+    id: string,
+    change: JobStatusChange,
+  ): Promise<Job> {
+    return changeJobStatus(this.em, { workspaceId, jobAgentId }, id, change);
+  }
+
+  async verifications(jobIds: string[]): Promise<Map<string, JobVerification[]>> {
+    const rows = await this.em.find(
+      JobVerificationSchema,
+      { jobId: jobIds },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    const map = new Map<string, JobVerification[]>(jobIds.map((id) => [id, []]));
+    for (const row of rows) map.get(row.jobId)!.push(row);
+    return map;
+  }
+}

@@ -1,0 +1,82 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../../domain/errors';
+import type { Page, PageRequest } from '../../domain/pagination';
+import type { PolicyRuleInput } from '../../domain/policies';
+import { PolicySchema, type Policy } from '../entities';
+import { conflictOnDuplicate } from '../errors';
+import { newId } from '../ids';
+import { wakeReleases } from '../releaseWake';
+import { findOwned, listPage, type Upserted } from './common';
+
+export interface PolicyInput {
+  name: string;
+  description?: string | null;
+  selector?: string;
+  priority?: number;
+  enabled?: boolean;
+  metadata?: Record<string, string>;
+  rules?: PolicyRuleInput[];
+}
+
+/** Releases waiting at gates evaluate again after any policy change: a rule may have gone, or come. */
+async function wakePendingReleases(em: EntityManager, workspaceId: string): Promise<void> {
+  const pending = await em.execute<{ id: string }[]>(
+    `SELECT id FROM release WHERE workspace_id = ? AND phase = 'pending'`,
+    [workspaceId],
+  );
+  await wakeReleases(
+    em,
+    pending.map((row) => row.id),
+  );
+}
+
+export class PolicyStore {
+  constructor(private readonly em: EntityManager) {}
+
+  async create(workspaceId: string, input: PolicyInput): Promise<Policy> {
+    return (await this.upsert(workspaceId, newId(), input)).record;
+  }
+
+  upsert(workspaceId: string, id: string, input: PolicyInput): Promise<Upserted<Policy>> {
+    return conflictOnDuplicate(
+      () =>
+        this.em.transactional(async (em) => {
+          const existing = await em.findOne(PolicySchema, { id });
+          if (existing && existing.workspaceId !== workspaceId) throw new NotFoundError('policy', id);
+          const fields = {
+            name: input.name,
+            description: input.description ?? null,
+            selector: input.selector ?? 'true',
+            priority: input.priority ?? 0,
+            enabled: input.enabled ?? true,
+            metadata: input.metadata ?? {},
+            // Every rule keeps a stable id, so approvals and evaluations can refer to it.
+            rules: (input.rules ?? []).map((rule) => ({ ...rule, id: rule.id ?? newId() })),
+          };
+          const record = existing
+            ? em.assign(existing, fields)
+            : em.create(PolicySchema, { id, workspaceId, ...fields });
+          await em.flush();
+          await wakePendingReleases(em, workspaceId);
+          return { record, created: !existing };
+        }),
+      `A policy named "${input.name}" already exists in this workspace`,
+    );
+  }
+
+  get(workspaceId: string, id: string): Promise<Policy> {
+    return findOwned(this.em, PolicySchema, workspaceId, id, 'policy');
+  }
+
+  list(workspaceId: string, page: PageRequest): Promise<Page<Policy>> {
+    return listPage(this.em, PolicySchema, { workspaceId }, page);
+  }
+
+  delete(workspaceId: string, id: string): Promise<void> {
+    return this.em.transactional(async (em) => {
+      em.remove(await findOwned(em, PolicySchema, workspaceId, id, 'policy'));
+      await em.flush();
+      await wakePendingReleases(em, workspaceId);
+    });
+  }
+}

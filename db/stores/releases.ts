@@ -1,0 +1,176 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError } from '../../domain/errors';
+import { ACTIVE_JOB_STATUSES } from '../../domain/jobStatus';
+import type { Page, PageRequest } from '../../domain/pagination';
+import type { Principal } from '../../domain/principal';
+import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
+import {
+  ApiKeySchema,
+  ApprovalSchema,
+  DeploymentVersionSchema,
+  EnvironmentSchema,
+  ReleaseSchema,
+  type Approval,
+  type Release,
+} from '../entities';
+import { newId } from '../ids';
+import { enqueueOrchestration } from '../outbox';
+import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
+import { uuidArray } from '../sql';
+import { findOwned, listPage } from './common';
+
+export interface ReleaseFilter {
+  deploymentId?: string;
+  environmentId?: string;
+  resourceId?: string;
+  versionId?: string;
+  phase?: ReleasePhase;
+}
+
+export interface ApprovalInput {
+  status: 'approved' | 'rejected';
+  reason?: string | null;
+}
+
+const ACTIVE = `{${ACTIVE_JOB_STATUSES.join(',')}}`;
+
+export class ReleaseStore {
+  constructor(private readonly em: EntityManager) {}
+
+  list(workspaceId: string, filter: ReleaseFilter, page: PageRequest): Promise<Page<Release>> {
+    const where = Object.fromEntries(
+      Object.entries({ workspaceId, ...filter }).filter(([, v]) => v !== undefined),
+    );
+    return listPage(this.em, ReleaseSchema, where, page);
+  }
+
+  get(workspaceId: string, id: string): Promise<Release> {
+    return findOwned(this.em, ReleaseSchema, workspaceId, id, 'release');
+  }
+
+  /** A release's approval or rejection counts for its version in its environment. */
+  async approve(
+    workspaceId: string,
+    releaseId: string,
+    principal: Principal,
+    input: ApprovalInput,
+  ): Promise<Approval> {
+    const release = await this.get(workspaceId, releaseId);
+    const [approval] = await this.recordApprovals(
+      workspaceId,
+      release.versionId,
+      [release.environmentId],
+      principal,
+      input,
+    );
+    return approval!;
+  }
+
+  /**
+   * Ctrlplane's user-approval-records: one person's decision on a version for some environments.
+   * A later decision by the same person replaces the earlier one. The releases it concerns evaluate again.
+   */
+  recordApprovals(
+    workspaceId: string,
+    versionId: string,
+    environmentIds: string[],
+    principal: Principal,
+    input: ApprovalInput,
+  ): Promise<Approval[]> {
+    return this.em.transactional(async (em) => {
+      await findOwned(em, DeploymentVersionSchema, workspaceId, versionId, 'deployment version');
+      for (const environmentId of environmentIds)
+        await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
+      const user = await userOf(em, principal);
+      const approvals: Approval[] = [];
+      for (const environmentId of environmentIds) {
+        const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });
+        const fields = { status: input.status, reason: input.reason ?? null, userName: user.name };
+        approvals.push(
+          existing
+            ? em.assign(existing, fields)
+            : em.create(ApprovalSchema, {
+                id: newId(),
+                workspaceId,
+                versionId,
+                environmentId,
+                userId: user.id,
+                ...fields,
+              }),
+        );
+      }
+      await em.flush();
+      const waiting = await em.execute<{ id: string }[]>(
+        `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
+        [versionId, uuidArray(environmentIds)],
+      );
+      await wakeReleases(
+        em,
+        waiting.map((row) => row.id),
+      );
+      return approvals;
+    });
+  }
+
+  /** Cancels a release that has not finished: its active jobs end `cancelled` and its target is freed. */
+  cancel(workspaceId: string, releaseId: string): Promise<Release> {
+    return this.em.transactional(async (em) => {
+      const release = await findOwned(em, ReleaseSchema, workspaceId, releaseId, 'release');
+      await em.lock(release, LockMode.PESSIMISTIC_WRITE);
+      if (isTerminalReleasePhase(release.phase)) {
+        throw new ConflictError(`The release already ended: ${release.phase}`, 'release_ended');
+      }
+      const cancelled = await em.execute<{ id: string }[]>(
+        `UPDATE job SET status = 'cancelled', message = coalesce(message, 'release cancelled'), completed_at = now(), updated_at = now()
+          WHERE release_id = ? AND status = ANY(?::text[]) RETURNING id`,
+        [releaseId, ACTIVE],
+      );
+      release.phase = 'cancelled';
+      release.phaseReason = `cancelled${cancelled.length > 0 ? `; ${cancelled.length} active job(s) cancelled` : ''}`;
+      release.completedAt = new Date();
+      await em.flush();
+      await em.execute(
+        `UPDATE release_target_state SET active_release_id = NULL, updated_at = now()
+          WHERE resource_id = ? AND environment_id = ? AND deployment_id = ? AND active_release_id = ?`,
+        [release.resourceId, release.environmentId, release.deploymentId, releaseId],
+      );
+      const siblings = await openReleasesOfTargets(em, [release], releaseId);
+      await wakeReleases(em, [releaseId, ...siblings]);
+      return release;
+    });
+  }
+
+  /** Runs the release again with a new job, skipping its policies; 409 while it runs. */
+  redeploy(workspaceId: string, releaseId: string): Promise<Release> {
+    return this.em.transactional(async (em) => {
+      const release = await findOwned(em, ReleaseSchema, workspaceId, releaseId, 'release');
+      await em.lock(release, LockMode.PESSIMISTIC_WRITE);
+      if (release.phase === 'running')
+        throw new ConflictError('The release is running; cancel it first', 'release_running');
+      release.phase = 'pending';
+      release.phaseReason = 'redeploy requested';
+      release.redeployRequestedAt = new Date();
+      release.completedAt = null;
+      await em.flush();
+      await enqueueOrchestration(em, {
+        kind: 'release.redeploy',
+        release: {
+          id: release.id,
+          workspaceId: release.workspaceId,
+          deploymentId: release.deploymentId,
+          environmentId: release.environmentId,
+          resourceId: release.resourceId,
+          versionId: release.versionId,
+        },
+      });
+      return release;
+    });
+  }
+}
+
+async function userOf(em: EntityManager, principal: Principal): Promise<{ id: string; name: string }> {
+  if (principal.kind !== 'apiKey') return { id: 'admin', name: 'operator' };
+  const key = await em.findOne(ApiKeySchema, { id: principal.apiKeyId });
+  return { id: principal.apiKeyId, name: key?.name ?? principal.apiKeyId };
+}

@@ -1,0 +1,131 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError } from '../../domain/errors';
+import type { Page, PageRequest } from '../../domain/pagination';
+import { becomesReady, canMoveVersion, type VersionStatus } from '../../domain/versionStatus';
+import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../entities';
+import { conflictOnDuplicate } from '../errors';
+import { newId } from '../ids';
+import { enqueueOrchestration } from '../outbox';
+import { wakeReleases } from '../releaseWake';
+import type { SecretBox } from '../secrets';
+import { sealConfig } from '../sensitiveValues';
+import { definedOnly, findOwned, listFiltered } from './common';
+
+export interface NewVersion {
+  tag: string;
+  name?: string | null;
+  status?: VersionStatus;
+  config?: Record<string, unknown>;
+  jobAgentConfig?: Record<string, unknown>;
+  metadata?: Record<string, string>;
+}
+
+export type VersionPatch = Partial<NewVersion>;
+
+/**
+ * The single path by which a version becomes eligible for releases, whether it is created ready
+ * or moved there later: its rollout is marked pending and the fan-out is enqueued with the write.
+ */
+export async function markVersionReady(em: EntityManager, version: DeploymentVersion): Promise<void> {
+  version.rolloutStatus = 'pending';
+  await enqueueOrchestration(em, {
+    kind: 'version.ready',
+    workspaceId: version.workspaceId,
+    deploymentId: version.deploymentId,
+    versionId: version.id,
+  });
+}
+
+export class VersionStore {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  create(workspaceId: string, deploymentId: string, input: NewVersion): Promise<DeploymentVersion> {
+    return conflictOnDuplicate(
+      () =>
+        this.em.transactional(async (em) => {
+          await findOwned(em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
+          const version = em.create(DeploymentVersionSchema, {
+            id: newId(),
+            workspaceId,
+            deploymentId,
+            tag: input.tag,
+            name: input.name ?? null,
+            status: input.status ?? 'ready',
+            config: input.config ?? {},
+            jobAgentConfig: sealConfig(
+              this.secrets,
+              input.jobAgentConfig ?? {},
+              undefined,
+              'body.jobAgentConfig',
+            ),
+            metadata: input.metadata ?? {},
+            rolloutStatus: null,
+            rolloutReleaseCount: 0,
+            rolloutCompletedAt: null,
+          });
+          if (version.status === 'ready') await markVersionReady(em, version);
+          return version;
+        }),
+      `Version tag "${input.tag}" already exists for this deployment`,
+    );
+  }
+
+  /** A partial update; status moves follow domain/versionStatus.ts (409 otherwise). */
+  update(workspaceId: string, id: string, patch: VersionPatch): Promise<DeploymentVersion> {
+    return conflictOnDuplicate(
+      () =>
+        this.em.transactional(async (em) => {
+          const version = await findOwned(em, DeploymentVersionSchema, workspaceId, id, 'deployment version');
+          const from = version.status;
+          if (patch.status && !canMoveVersion(from, patch.status)) {
+            throw new ConflictError(
+              `A version cannot move from ${from} to ${patch.status}`,
+              'invalid_status_move',
+            );
+          }
+          const { jobAgentConfig, ...fields } = definedOnly(patch);
+          em.assign(version, fields);
+          if (jobAgentConfig) {
+            version.jobAgentConfig = sealConfig(
+              this.secrets,
+              jobAgentConfig,
+              version.jobAgentConfig,
+              'body.jobAgentConfig',
+            );
+          }
+          if (patch.status && becomesReady(from, patch.status)) await markVersionReady(em, version);
+          if (from === 'ready' && version.status !== 'ready') {
+            // Its open releases withdraw; one already running finishes (a running job is never preempted).
+            const open = await em.execute<{ id: string }[]>(
+              `SELECT id FROM release WHERE version_id = ? AND phase IN ('pending', 'running')`,
+              [version.id],
+            );
+            await wakeReleases(
+              em,
+              open.map((row) => row.id),
+            );
+          }
+          return version;
+        }),
+      `Version tag "${patch.tag}" already exists for this deployment`,
+    );
+  }
+
+  get(workspaceId: string, id: string): Promise<DeploymentVersion> {
+    return findOwned(this.em, DeploymentVersionSchema, workspaceId, id, 'deployment version');
+  }
+
+  async list(
+    workspaceId: string,
+    deploymentId: string,
+    page: PageRequest,
+    filter: { status?: VersionStatus; matches?: (version: DeploymentVersion) => boolean } = {},
+  ): Promise<Page<DeploymentVersion>> {
+    await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
+    const where = filter.status ? { deploymentId, status: filter.status } : { deploymentId };
+    return listFiltered(this.em, DeploymentVersionSchema, where, page, filter.matches, 'desc');
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Typed failures shared by every layer. The HTTP layer maps them to problem+json in one place
+ * (api/middleware/problem.ts); nothing else decides status codes.
+ */
+
+export interface FieldIssue {
+  /** JSON path of the offending field, e.g. `body.jobAgents[0].ref`. */
+  path: string;
+  message: string;
+}
+
+export abstract class FlightdeckError extends Error {
+  abstract readonly code: string;
+
+  constructor(
+    message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The request is malformed or fails validation. */
+export class ValidationError extends FlightdeckError {
+  readonly code = 'validation_failed';
+}
+
+/** No credentials, or credentials that match nothing. */
+export class UnauthenticatedError extends FlightdeckError {
+  readonly code = 'unauthenticated';
+}
+
+/** Authenticated, but this caller may not do this (e.g. an agent-scoped key on another agent). */
+export class ForbiddenError extends FlightdeckError {
+  readonly code: string;
+
+  constructor(message: string, code = 'forbidden') {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Unknown id, or an id that belongs to another workspace: both answer the same. */
+export class NotFoundError extends FlightdeckError {
+  readonly code = 'not_found';
+
+  constructor(kind: string, id: string) {
+    super(`${kind} ${id} was not found`);
+  }
+}
+
+/** The request is valid but conflicts with the current state (duplicates, illegal moves, lost races). */
+export class ConflictError extends FlightdeckError {
+  readonly code: string;
+
+  constructor(message: string, code = 'conflict') {
+    super(message);
+    this.code = code;
+  }
+}

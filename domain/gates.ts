@@ -1,0 +1,388 @@
+import type { JobStatus } from './jobStatus';
+import type { PolicyRule, RuleKind } from './policies';
+import {
+  selectorContext,
+  selectorMatches,
+  type DeploymentFields,
+  type EnvironmentFields,
+  type ResourceFields,
+  type VersionFields,
+} from './selectors';
+import { windowState } from './windows';
+
+/**
+ * Policy gates of a release (DESIGN §5): every rule of every enabled policy whose selector matches
+ * the release target applies, together (AND). Pure and deterministic — the release workflow runs
+ * it on facts an activity read, with the workflow's clock — so its history shows why a release
+ * waited.
+ *
+ * A rule is `passed`, `waiting` (it may pass later: approvals, soak time, windows, cooldown, the
+ * target busy with another release) or `blocked` (it will not pass for this version: a version
+ * selector that excludes it, a rejection).
+ */
+
+export type RuleState = 'passed' | 'waiting' | 'blocked';
+
+export interface RuleEvaluation {
+  kind: RuleKind | 'target' | 'version';
+  policyId?: string;
+  ruleId?: string;
+  state: RuleState;
+  reason: string;
+  /** When the rule may change without anything else happening (a window opens, soak time ends). */
+  nextEvaluationAt?: string;
+  /** For a progression rule waiting on successes: which environment, and how many it needs. */
+  waitingOn?: { environmentId: string; successes: number };
+}
+
+export type GateDecision =
+  /** Create the jobs now. */
+  | 'proceed'
+  /** Wait for a signal (approval, the target freed) or until nextEvaluationAt. */
+  | 'wait'
+  /** A rule will not pass for this version; wait in case it changes (a rejection withdrawn). */
+  | 'blocked'
+  /** A newer version that can deploy here has its own release. */
+  | 'superseded'
+  /** The version is no longer ready, or the release target is gone. */
+  | 'withdrawn';
+
+export interface GateEvaluation {
+  decision: GateDecision;
+  reason: string;
+  rules: RuleEvaluation[];
+  nextEvaluationAt?: string;
+  evaluatedAt: string;
+}
+
+export interface VersionFacts extends VersionFields {
+  createdAt: string;
+}
+
+export interface ApprovalFact {
+  userId: string;
+  userName: string;
+  status: 'approved' | 'rejected';
+  reason: string | null;
+  at: string;
+}
+
+export interface ProgressionFact {
+  ruleId: string;
+  environments: {
+    id: string;
+    name: string;
+    /** Release targets of the deployment in that environment. */
+    targets: number;
+    /** Completion times (ascending) of this version's jobs there that ended in a success status. */
+    successes: string[];
+  }[];
+}
+
+export interface ReleaseFacts {
+  release: { id: string; environmentId: string; createdAt: string };
+  version: VersionFacts;
+  deployment: DeploymentFields;
+  environment: EnvironmentFields;
+  resource: ResourceFields;
+  /** False once the release target no longer exists (resource deleted, selector or link changed). */
+  targetExists: boolean;
+  /** Enabled policies whose selector matches the target, highest priority first. */
+  policies: { id: string; name: string; rules: PolicyRule[] }[];
+  /** Approval records for this version in this environment. */
+  approvals: ApprovalFact[];
+  progression: ProgressionFact[];
+  /** The release holding the target, if any (its jobs are active). */
+  activeReleaseId: string | null;
+  /** When the version deployed (or deploying) on the target was created, for cooldowns. */
+  deployedVersionCreatedAt: string | null;
+  deployedVersionId: string | null;
+  /** Newer releases of the same target that are not finished, with their versions. */
+  newerReleases: { id: string; version: VersionFacts; rejected: boolean }[];
+  /** This target's place in the version's rollout to this environment (read only when a gradual rollout applies). */
+  rollout: { position: number; total: number; startedAt: string };
+}
+
+const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
+  facts.policies.flatMap((policy) =>
+    policy.rules
+      .filter((rule) => rule[kind] !== undefined)
+      .map((rule) => ({
+        policyId: policy.id,
+        ruleId: rule.id,
+        spec: rule[kind]! as NonNullable<PolicyRule[K]>,
+      })),
+  );
+
+/** Whether every versionSelector rule admits the version on this target. */
+function versionSelected(facts: ReleaseFacts, version: VersionFacts): { ok: boolean; failing?: string } {
+  for (const { spec } of rulesOf(facts, 'versionSelector')) {
+    const admitted = selectorMatches('versionRule', spec.selector, {
+      version: selectorContext.version(version),
+      resource: facts.resource,
+      deployment: facts.deployment,
+      environment: facts.environment,
+    });
+    if (!admitted) return { ok: false, failing: spec.description ?? spec.selector };
+  }
+  return { ok: true };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function deployedIsNewer(facts: ReleaseFacts): boolean {
+  const deployed = Date.parse(facts.deployedVersionCreatedAt!);
+  const mine = Date.parse(facts.version.createdAt);
+  return deployed > mine || (deployed === mine && facts.deployedVersionId! > facts.version.id);
+}
+
+function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
+  return rulesOf(facts, 'anyApproval').map(({ policyId, ruleId, spec }) => {
+    const rejection = facts.approvals.find((a) => a.status === 'rejected');
+    if (rejection) {
+      return {
+        kind: 'anyApproval' as const,
+        policyId,
+        ruleId,
+        state: 'blocked' as const,
+        reason: `rejected by ${rejection.userName}${rejection.reason ? `: ${rejection.reason}` : ''}`,
+      };
+    }
+    const approved = facts.approvals.filter((a) => a.status === 'approved').length;
+    return approved >= spec.minApprovals
+      ? {
+          kind: 'anyApproval' as const,
+          policyId,
+          ruleId,
+          state: 'passed' as const,
+          reason: `${approved} of ${spec.minApprovals} approvals`,
+        }
+      : {
+          kind: 'anyApproval' as const,
+          policyId,
+          ruleId,
+          state: 'waiting' as const,
+          reason: `${approved} of ${spec.minApprovals} approvals`,
+        };
+  });
+}
+
+function progressionRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
+  return rulesOf(facts, 'environmentProgression').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'environmentProgression' as const, policyId, ruleId };
+    const environments = facts.progression.find((p) => p.ruleId === ruleId)?.environments ?? [];
+    if (environments.length === 0)
+      return { ...base, state: 'passed' as const, reason: 'no environment matches the dependency' };
+    let readyAt = 0;
+    for (const env of environments) {
+      const needed = Math.max(1, Math.ceil((spec.minimumSuccessPercentage / 100) * env.targets));
+      if (env.successes.length < needed) {
+        return {
+          ...base,
+          state: 'waiting' as const,
+          reason: `${env.name}: ${env.successes.length} of ${env.targets} targets succeeded, ${needed} needed`,
+          waitingOn: { environmentId: env.id, successes: needed },
+        };
+      }
+      const reached = Date.parse(env.successes[needed - 1]!);
+      if (spec.maximumAgeHours !== undefined && now - reached > spec.maximumAgeHours * 3_600_000) {
+        return {
+          ...base,
+          state: 'blocked' as const,
+          reason: `${env.name}: its success is older than ${spec.maximumAgeHours} h`,
+        };
+      }
+      readyAt = Math.max(readyAt, reached + spec.minimumSoakTimeMinutes * 60_000);
+    }
+    return readyAt > now
+      ? {
+          ...base,
+          state: 'waiting' as const,
+          reason: `soaking until ${iso(readyAt)}`,
+          nextEvaluationAt: iso(readyAt),
+        }
+      : { ...base, state: 'passed' as const, reason: 'dependency environments succeeded and soaked' };
+  });
+}
+
+function windowRules(facts: ReleaseFacts, now: Date): RuleEvaluation[] {
+  return rulesOf(facts, 'deploymentWindow').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'deploymentWindow' as const, policyId, ruleId };
+    const state = windowState(spec, now);
+    const at = state.changesAt?.toISOString();
+    if (spec.allowWindow) {
+      if (state.inside)
+        return { ...base, state: 'passed' as const, reason: `inside an allow window until ${at}` };
+      return at
+        ? {
+            ...base,
+            state: 'waiting' as const,
+            reason: `outside the allow window; it opens at ${at}`,
+            nextEvaluationAt: at,
+          }
+        : { ...base, state: 'blocked' as const, reason: 'the allow window never opens again' };
+    }
+    return state.inside
+      ? {
+          ...base,
+          state: 'waiting' as const,
+          reason: `inside a deny window until ${at}`,
+          nextEvaluationAt: at,
+        }
+      : { ...base, state: 'passed' as const, reason: 'outside deny windows' };
+  });
+}
+
+function cooldownRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
+  return rulesOf(facts, 'versionCooldown').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'versionCooldown' as const, policyId, ruleId };
+    if (!facts.deployedVersionCreatedAt || facts.deployedVersionId === facts.version.id) {
+      return { ...base, state: 'passed' as const, reason: 'nothing deployed to cool down from' };
+    }
+    const until = Date.parse(facts.deployedVersionCreatedAt) + spec.intervalSeconds * 1000;
+    return until > now
+      ? {
+          ...base,
+          state: 'waiting' as const,
+          reason: `cooling down until ${iso(until)}`,
+          nextEvaluationAt: iso(until),
+        }
+      : { ...base, state: 'passed' as const, reason: 'cooldown elapsed' };
+  });
+}
+
+function gradualRolloutRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
+  return rulesOf(facts, 'gradualRollout').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'gradualRollout' as const, policyId, ruleId };
+    const { position, total, startedAt } = facts.rollout;
+    const spacingMs =
+      spec.rolloutType === 'linear'
+        ? spec.timeScaleInterval * 1000
+        : (spec.timeScaleInterval * 1000) / Math.max(total, 1);
+    const at = Date.parse(startedAt) + position * spacingMs;
+    return at > now
+      ? {
+          ...base,
+          state: 'waiting' as const,
+          reason: `target ${position + 1} of ${total} is scheduled for ${iso(at)}`,
+          nextEvaluationAt: iso(at),
+        }
+      : { ...base, state: 'passed' as const, reason: `target ${position + 1} of ${total} is due` };
+  });
+}
+
+export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluation {
+  const now = nowDate.getTime();
+  const evaluatedAt = nowDate.toISOString();
+  if (!facts.targetExists) {
+    return { decision: 'withdrawn', reason: 'the release target no longer exists', rules: [], evaluatedAt };
+  }
+  if (facts.version.status !== 'ready') {
+    return {
+      decision: 'withdrawn',
+      reason: `version ${facts.version.tag} is ${facts.version.status}`,
+      rules: [],
+      evaluatedAt,
+    };
+  }
+  const newer = facts.newerReleases.find((candidate) => {
+    return (
+      candidate.version.status === 'ready' &&
+      !candidate.rejected &&
+      versionSelected(facts, candidate.version).ok
+    );
+  });
+  if (newer) {
+    return {
+      decision: 'superseded',
+      reason: `superseded by version ${newer.version.tag} (release ${newer.id})`,
+      rules: [],
+      evaluatedAt,
+    };
+  }
+  if (facts.deployedVersionId && facts.deployedVersionId !== facts.version.id && deployedIsNewer(facts)) {
+    return {
+      decision: 'superseded',
+      reason: 'a newer version already runs on the target',
+      rules: [],
+      evaluatedAt,
+    };
+  }
+
+  const selected = versionSelected(facts, facts.version);
+  const rules: RuleEvaluation[] = [
+    selected.ok
+      ? { kind: 'versionSelector', state: 'passed', reason: 'the version is selected' }
+      : {
+          kind: 'versionSelector',
+          state: 'blocked',
+          reason: `excluded by version selector ${selected.failing}`,
+        },
+    ...approvalRules(facts),
+    ...progressionRules(facts, now),
+    ...windowRules(facts, nowDate),
+    ...cooldownRules(facts, now),
+    ...gradualRolloutRules(facts, now),
+    facts.activeReleaseId && facts.activeReleaseId !== facts.release.id
+      ? {
+          kind: 'target',
+          state: 'waiting',
+          reason: `the target is busy with release ${facts.activeReleaseId}`,
+        }
+      : { kind: 'target', state: 'passed', reason: 'the target is free' },
+  ];
+  const blocked = rules.find((rule) => rule.state === 'blocked');
+  if (blocked) return { decision: 'blocked', reason: blocked.reason, rules, evaluatedAt };
+  const waiting = rules.filter((rule) => rule.state === 'waiting');
+  if (waiting.length > 0) {
+    const times = waiting.flatMap((rule) =>
+      rule.nextEvaluationAt ? [Date.parse(rule.nextEvaluationAt)] : [],
+    );
+    return {
+      decision: 'wait',
+      reason: waiting.map((rule) => rule.reason).join('; '),
+      rules,
+      evaluatedAt,
+      ...(times.length > 0 ? { nextEvaluationAt: iso(Math.min(...times)) } : {}),
+    };
+  }
+  return { decision: 'proceed', reason: 'every rule passed', rules, evaluatedAt };
+}
+
+/** Job statuses a retry rule counts by default (Ctrlplane's defaults). */
+export function retryCounts(statuses: readonly JobStatus[] | undefined, maxRetries: number): JobStatus[] {
+  if (statuses && statuses.length > 0) return [...statuses];
+  return maxRetries > 0
+    ? ['failure', 'invalid_integration', 'invalid_job_agent']
+    : ['failure', 'invalid_integration', 'invalid_job_agent', 'successful'];
+}
+
+export interface RetryDecision {
+  retry: boolean;
+  reason: string;
+  /** Wait this long before the next attempt. */
+  backoffMs: number;
+}
+
+/**
+ * After a failed attempt: whether the release tries again. Without a retry rule a release gets one
+ * job. With several retry rules the strictest (fewest retries) applies.
+ */
+export function decideRetry(rules: PolicyRule[], attempts: readonly { status: JobStatus }[]): RetryDecision {
+  const retryRules = rules.flatMap((rule) => (rule.retry ? [rule.retry] : []));
+  if (retryRules.length === 0)
+    return { retry: false, reason: 'no retry rule: one job per release', backoffMs: 0 };
+  const rule = retryRules.reduce((strictest, candidate) =>
+    candidate.maxRetries < strictest.maxRetries ? candidate : strictest,
+  );
+  const counted = retryCounts(rule.retryOnStatuses, rule.maxRetries);
+  const used = attempts.filter((attempt) => counted.includes(attempt.status)).length;
+  if (used > rule.maxRetries) {
+    return { retry: false, reason: `${used - 1} of ${rule.maxRetries} retries used`, backoffMs: 0 };
+  }
+  const base = (rule.backoffSeconds ?? 0) * 1000;
+  const backoff = rule.backoffStrategy === 'exponential' ? base * 2 ** Math.max(0, used - 1) : base;
+  const capped =
+    rule.maxBackoffSeconds !== undefined ? Math.min(backoff, rule.maxBackoffSeconds * 1000) : backoff;
+  return { retry: true, reason: `retry ${used} of ${rule.maxRetries}`, backoffMs: capped };
+}

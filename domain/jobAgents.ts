@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { JOB_STATUSES } from './jobStatus';
+
+/**
+ * Job agent kinds and what their configuration may hold. An agent's own configuration, its entry
+ * in a deployment and a version's `jobAgentConfig` are merged at dispatch (version first), so each
+ * level may hold any subset; what a dispatch needs is checked on the merged result.
+ */
+export const JOB_AGENT_TYPES = ['http-pull', 'github-app', 'argo-cd', 'tfe', 'test-runner'] as const;
+export type JobAgentType = (typeof JOB_AGENT_TYPES)[number];
+
+/** A secret, or the marker responses show in its place, which keeps the stored value on write. */
+const secret = z.union([z.string().min(1), z.strictObject({ sensitive: z.literal(true) })]);
+const positiveInt = z.coerce.number().int().positive();
+
+/** Pull agents (SPEC "Pull job agents"); a lease (phase V2) is opt-in. */
+export const HttpPullConfig = z.strictObject({
+  leaseSeconds: z.number().int().min(5).max(3600).optional(),
+  lease: z.boolean().optional().describe('true: a 60-second lease'),
+  enforceClaimId: z.boolean().optional(),
+});
+
+/** GitHub workflow runner (SPEC attribute table, "workflow runner"), as a GitHub App or with a token. */
+export const GithubAppConfig = z.strictObject({
+  owner: z.string().min(1).optional(),
+  repo: z.string().min(1).optional(),
+  workflow_id: z.union([positiveInt, z.string().min(1)]).optional(),
+  ref: z.string().min(1).default('main'),
+  installation_id: positiveInt.optional(),
+  app_id: positiveInt.optional(),
+  private_key: secret.optional(),
+  token: secret.optional(),
+  webhook_secret: secret.optional(),
+  base_url: z.url().optional().describe('GitHub API URL (GitHub Enterprise); default https://api.github.com'),
+});
+
+/** Argo CD (SPEC attribute table, "GitOps sync"). */
+export const ArgoCdConfig = z.strictObject({
+  template: z.string().min(1).optional(),
+  server_url: z.url().optional(),
+  api_key: secret.optional(),
+});
+
+/** Terraform Cloud / Enterprise (SPEC attribute table, "infrastructure workspace"). */
+export const TfeConfig = z.strictObject({
+  organization: z.string().min(1).optional(),
+  template: z.string().min(1).optional(),
+  address: z.url().optional().describe('default https://app.terraform.io'),
+  token: secret.optional(),
+});
+
+/** Completes each job with a chosen status after a delay: for tests and demos. */
+export const TestRunnerConfig = z.strictObject({
+  status: z.enum(JOB_STATUSES).default('successful'),
+  delaySeconds: z.number().min(0).max(3600).default(0),
+  message: z.string().max(2000).optional(),
+});
+
+export const JOB_AGENT_CONFIG_SCHEMAS = {
+  'http-pull': HttpPullConfig,
+  'github-app': GithubAppConfig,
+  'argo-cd': ArgoCdConfig,
+  tfe: TfeConfig,
+  'test-runner': TestRunnerConfig,
+} as const satisfies Record<JobAgentType, z.ZodType>;
+
+/** The lease an `http-pull` agent asked for (phase V2), or null for a V1 agent without one. */
+export function leaseSecondsOf(config: Record<string, unknown>): number | null {
+  if (typeof config.leaseSeconds === 'number') return config.leaseSeconds;
+  return config.lease === true ? 60 : null;
+}

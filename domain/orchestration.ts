@@ -1,0 +1,40 @@
+import type { ReleaseTargetRef } from './releaseTargets';
+
+/** A release and the records it belongs to: what a release workflow is started with and found by. */
+export interface ReleaseIdentity extends ReleaseTargetRef {
+  id: string;
+  workspaceId: string;
+  versionId: string;
+}
+
+/**
+ * What the API asks of the orchestration layer. Each message is written to the outbox in the same
+ * transaction as the records it concerns, and turned into a Temporal call by the relay in the
+ * worker (worker/orchestrationDispatch.ts). Handlers must be idempotent: a message can be
+ * delivered more than once, and messages for one workflow can arrive in any order. Workflows treat
+ * them as "look again": the database holds the facts.
+ */
+export type OrchestrationMessage =
+  /** A version became ready: give it one release per release target (the rollout workflow). */
+  | { kind: 'version.ready'; workspaceId: string; deploymentId: string; versionId: string }
+  /** New release targets: give each a release of the newest eligible version. */
+  | { kind: 'targets.added'; workspaceId: string; batchId: string; targets: ReleaseTargetRef[] }
+  /** Something a release's gates or jobs depend on changed: its workflow evaluates again. */
+  | { kind: 'release.wake'; releaseIds: string[] }
+  /** Start a release's workflow again (a redeploy after it finished), or wake it if it runs. */
+  | { kind: 'release.redeploy'; release: ReleaseIdentity }
+  /** A claim with a lease was committed: its lease workflow must run (written by the claim statement itself). */
+  | { kind: 'lease.start'; workspaceId: string; jobAgentId: string; jobId: string; claimId: string }
+  /** A claim ended (terminal status, requeue): its lease workflow stops. */
+  | { kind: 'lease.end'; jobId: string; claimId: string };
+
+export type OrchestrationKind = OrchestrationMessage['kind'];
+
+/** Messages that name many records are split so each stays small. */
+export const MAX_IDS_PER_MESSAGE = 500;
+
+export function chunk<T>(items: readonly T[], size = MAX_IDS_PER_MESSAGE): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}

@@ -1,0 +1,16 @@
+/** Every list answers `{items, total, limit, offset}` in a stable order. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
+
+export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
+  return { ...page, items: page.items.map(map) };
+}

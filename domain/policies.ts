@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { celExpression } from './celSchema';
+import { JOB_STATUSES } from './jobStatus';
+import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
+
+/**
+ * Policy rules (Ctrlplane's rule kinds). Each rule object carries exactly one kind. This module
+ * validates them; enforcement lives with the release workflow.
+ */
+
+const jobStatus = z.enum(JOB_STATUSES);
+
+export const AnyApprovalRule = z.strictObject({ minApprovals: z.number().int().min(1).max(100) });
+
+export const EnvironmentProgressionRule = z.strictObject({
+  dependsOnEnvironmentSelector: celExpression('environment'),
+  minimumSuccessPercentage: z.number().min(0).max(100).default(100),
+  minimumSoakTimeMinutes: z.number().min(0).default(0),
+  successStatuses: z.array(jobStatus).min(1).default(['successful']),
+  maximumAgeHours: z.number().int().min(0).optional(),
+});
+
+export const DeploymentWindowRule = z
+  .strictObject({
+    rrule: z.string().min(1).max(1000),
+    durationMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(60 * 24 * 366),
+    timezone: z.string().default('UTC'),
+    allowWindow: z.boolean().default(true),
+  })
+  .superRefine((rule, ctx) => {
+    try {
+      if (!WINDOW_FREQUENCIES.includes(parseWindowRule(rule.rrule).options.freq)) {
+        ctx.addIssue({ code: 'custom', path: ['rrule'], message: 'FREQ must be HOURLY or coarser' });
+      }
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rrule'],
+        message: `not an RFC 5545 rule: ${(error as Error).message}`,
+      });
+    }
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: rule.timezone });
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timezone'],
+        message: `unknown IANA time zone "${rule.timezone}"`,
+      });
+    }
+  });
+
+export const VersionSelectorRule = z.strictObject({
+  selector: celExpression('versionRule'),
+  description: z.string().max(1000).optional(),
+});
+
+export const VersionCooldownRule = z.strictObject({ intervalSeconds: z.number().int().min(0) });
+
+export const RetryRule = z.strictObject({
+  maxRetries: z.number().int().min(0).max(100),
+  backoffSeconds: z.number().int().min(0).optional(),
+  backoffStrategy: z.enum(['linear', 'exponential']).default('linear'),
+  maxBackoffSeconds: z.number().int().min(0).optional(),
+  retryOnStatuses: z.array(jobStatus).optional(),
+});
+
+export const GradualRolloutRule = z.strictObject({
+  rolloutType: z.enum(['linear', 'linear-normalized']),
+  timeScaleInterval: z.number().int().min(0),
+});
+
+const HttpMetricProvider = z.strictObject({
+  type: z.literal('http'),
+  url: z.url(),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).default('GET'),
+  headers: z.record(z.string(), z.string()).optional(),
+  body: z.string().optional(),
+  timeoutSeconds: z.number().int().min(1).max(300).default(30),
+});
+
+const SleepMetricProvider = z.strictObject({
+  type: z.literal('sleep'),
+  durationSeconds: z.number().int().min(1).max(3600),
+});
+
+export const VerificationMetric = z.strictObject({
+  name: z.string().min(1).max(200),
+  intervalSeconds: z.number().int().min(1),
+  count: z.number().int().min(1).max(1000),
+  provider: z.discriminatedUnion('type', [HttpMetricProvider, SleepMetricProvider]),
+  successCondition: celExpression('measurement'),
+  failureCondition: celExpression('measurement').optional(),
+  successThreshold: z.number().int().min(0).optional(),
+  failureThreshold: z.number().int().min(0).default(0),
+});
+
+export const VerificationRule = z.strictObject({
+  metrics: z.array(VerificationMetric).min(1),
+  triggerOn: z.enum(['jobCreated', 'jobStarted', 'jobSuccess', 'jobFailure']).default('jobSuccess'),
+});
+
+export const RULE_KINDS = {
+  anyApproval: AnyApprovalRule,
+  environmentProgression: EnvironmentProgressionRule,
+  deploymentWindow: DeploymentWindowRule,
+  versionSelector: VersionSelectorRule,
+  versionCooldown: VersionCooldownRule,
+  retry: RetryRule,
+  gradualRollout: GradualRolloutRule,
+  verification: VerificationRule,
+} as const;
+
+export type RuleKind = keyof typeof RULE_KINDS;
+
+/** A rule as written: an optional id and exactly one kind. */
+export const PolicyRuleInput = z
+  .strictObject({
+    id: z.uuid().optional(),
+    ...Object.fromEntries(Object.entries(RULE_KINDS).map(([kind, schema]) => [kind, schema.optional()])),
+  } as { id: z.ZodOptional<z.ZodUUID> } & { [K in RuleKind]: z.ZodOptional<(typeof RULE_KINDS)[K]> })
+  .superRefine((rule, ctx) => {
+    const kinds = (Object.keys(RULE_KINDS) as RuleKind[]).filter((kind) => rule[kind] !== undefined);
+    if (kinds.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          kinds.length === 0
+            ? `a rule needs one of: ${Object.keys(RULE_KINDS).join(', ')}`
+            : `a rule holds exactly one kind, this one has ${kinds.join(' and ')}`,
+      });
+    }
+  });
+
+export type PolicyRuleInput = z.output<typeof PolicyRuleInput>;
+export type PolicyRule = PolicyRuleInput & { id: string };
+
+export function ruleKind(rule: PolicyRuleInput): RuleKind {
+  return (Object.keys(RULE_KINDS) as RuleKind[]).find((kind) => rule[kind] !== undefined)!;
+}

@@ -1,0 +1,6 @@
+/**
+ * Who is calling: a workspace's API key (scoped to one job agent when `jobAgentId` is set), or the
+ * operator holding the admin token.
+ */
+export type Principal =
+  { kind: 'apiKey'; workspaceId: string; apiKeyId: string; jobAgentId: string | null } | { kind: 'admin' };

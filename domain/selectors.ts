@@ -1,0 +1,272 @@
+import { Environment } from '@marcbachmann/cel-js';
+
+/**
+ * CEL selectors: the one place expressions are checked, compiled and evaluated.
+ *
+ * - Each scope declares the identifiers an expression may use, with their field types, so a typo
+ *   (`resource.knd`) or a type mismatch is refused when the expression is saved, with its position.
+ * - Compiled expressions are cached by scope and text.
+ * - Evaluation never throws: an expression that fails at run time (most often a metadata key the
+ *   record does not have) does not match.
+ * - `matches()` is refused: its regular expressions run on a backtracking engine, so a hostile
+ *   pattern could stall the process; `startsWith`, `endsWith` and `contains` cover selectors.
+ */
+
+const METADATA = 'map<string, string>';
+const CONFIG = 'map<string, dyn>';
+
+const SCHEMAS = {
+  resource: {
+    kind: 'string',
+    version: 'string',
+    name: 'string',
+    identifier: 'string',
+    metadata: METADATA,
+    config: CONFIG,
+  },
+  deployment: { id: 'string', name: 'string', slug: 'string', metadata: METADATA },
+  environment: { id: 'string', name: 'string', metadata: METADATA },
+  version: {
+    id: 'string',
+    tag: 'string',
+    name: 'string',
+    status: 'string',
+    metadata: METADATA,
+    config: CONFIG,
+  },
+  /** A verification measurement's result: whatever the provider returned. */
+  result: 'dyn',
+} as const;
+
+type Identifier = keyof typeof SCHEMAS;
+
+/** Which identifiers each kind of expression may use. */
+export const SELECTOR_SCOPES = {
+  /** Resource selectors of deployments, environments and variable values; resource list filters. */
+  resource: ['resource'],
+  deployment: ['deployment'],
+  environment: ['environment'],
+  version: ['version'],
+  /** Policy selectors: they match release targets. */
+  target: ['resource', 'deployment', 'environment'],
+  /** The `versionSelector` policy rule. */
+  versionRule: ['version', 'resource', 'deployment', 'environment'],
+  /** Success and failure conditions of verification metrics. */
+  measurement: ['result'],
+} as const satisfies Record<string, readonly Identifier[]>;
+
+export type SelectorScope = keyof typeof SELECTOR_SCOPES;
+
+export type SelectorContext = Partial<Record<Identifier, unknown>>;
+
+export const MAX_SELECTOR_LENGTH = 4096;
+
+export interface SelectorProblem {
+  message: string;
+  /** 0-based offset in the expression, when known. */
+  position?: number;
+  line?: number;
+  column?: number;
+}
+
+export class SelectorError extends Error {
+  constructor(readonly problem: SelectorProblem) {
+    super(describeProblem(problem));
+  }
+}
+
+export function describeProblem(problem: SelectorProblem): string {
+  return problem.line === undefined
+    ? problem.message
+    : `line ${problem.line}, column ${problem.column}: ${problem.message}`;
+}
+
+type Evaluate = (context: SelectorContext) => unknown;
+
+const environments = new Map<SelectorScope, Environment>();
+
+function environmentFor(scope: SelectorScope): Environment {
+  let env = environments.get(scope);
+  if (!env) {
+    env = new Environment({
+      limits: { maxAstNodes: 1000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000 },
+    });
+    for (const name of SELECTOR_SCOPES[scope]) {
+      const declared = SCHEMAS[name];
+      if (typeof declared === 'string') env.registerVariable(name, declared);
+      else env.registerVariable({ name, schema: declared });
+    }
+    environments.set(scope, env);
+  }
+  return env;
+}
+
+const CACHE_LIMIT = 10_000;
+const cache = new Map<string, Evaluate>();
+
+function locate(expression: string, position: number | undefined): Pick<SelectorProblem, 'line' | 'column'> {
+  if (position === undefined) return {};
+  const before = expression.slice(0, position).split('\n');
+  return { line: before.length, column: before[before.length - 1]!.length + 1 };
+}
+
+function problemFrom(expression: string, error: unknown): SelectorProblem {
+  const cause = error as { message?: string; node?: { pos?: number } };
+  const message = (cause.message ?? String(error)).split('\n')[0]!.trim();
+  const position = typeof cause.node?.pos === 'number' ? cause.node.pos : undefined;
+  return { message, position, ...locate(expression, position) };
+}
+
+interface AstNode {
+  op: string;
+  args: unknown;
+  pos?: number;
+}
+
+function findCall(node: unknown, name: string): AstNode | undefined {
+  if (Array.isArray(node)) {
+    for (const child of node) {
+      const found = findCall(child, name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (!node || typeof node !== 'object') return undefined;
+  const ast = node as AstNode;
+  if ((ast.op === 'call' || ast.op === 'rcall') && Array.isArray(ast.args) && ast.args[0] === name)
+    return ast;
+  return findCall(ast.args, name);
+}
+
+/** Checks an expression for a scope; returns why it is refused, or nothing when it is fine. */
+export function checkSelector(scope: SelectorScope, expression: string): SelectorProblem | undefined {
+  try {
+    compile(scope, expression);
+    return undefined;
+  } catch (error) {
+    if (error instanceof SelectorError) return error.problem;
+    throw error;
+  }
+}
+
+function compile(scope: SelectorScope, expression: string): Evaluate {
+  const key = `${scope}\u0000${expression}`;
+  const cached = cache.get(key);
+  if (cached) return cached;
+  if (expression.trim() === '') throw new SelectorError({ message: 'the expression is empty' });
+  if (expression.length > MAX_SELECTOR_LENGTH) {
+    throw new SelectorError({ message: `the expression is longer than ${MAX_SELECTOR_LENGTH} characters` });
+  }
+  const env = environmentFor(scope);
+  let parsed: ReturnType<Environment['parse']>;
+  try {
+    parsed = env.parse(expression);
+  } catch (error) {
+    throw new SelectorError(problemFrom(expression, error));
+  }
+  const regex = findCall(parsed.ast, 'matches');
+  if (regex) {
+    throw new SelectorError({
+      message: 'matches() is not allowed in selectors; use startsWith(), endsWith() or contains()',
+      position: regex.pos,
+      ...locate(expression, regex.pos),
+    });
+  }
+  const checked = parsed.check();
+  if (!checked.valid) throw new SelectorError(problemFrom(expression, checked.error));
+  if (checked.type !== 'bool' && checked.type !== 'dyn') {
+    throw new SelectorError({
+      message: `the expression must evaluate to a bool, not ${String(checked.type)}`,
+    });
+  }
+  const evaluate: Evaluate = (context) => parsed(context);
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(key, evaluate);
+  return evaluate;
+}
+
+/**
+ * Whether a record matches. `expression` must have passed `checkSelector` (stored selectors have);
+ * one that does not compile, or fails at run time, does not match.
+ */
+export function selectorMatches(scope: SelectorScope, expression: string, context: SelectorContext): boolean {
+  let evaluate: Evaluate;
+  try {
+    evaluate = compile(scope, expression);
+  } catch {
+    return false;
+  }
+  try {
+    return evaluate(context) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Compiles or throws SelectorError: for filters given per request (`?cel=`), refused with 400. */
+export function assertSelector(scope: SelectorScope, expression: string): void {
+  compile(scope, expression);
+}
+
+/** The fields of each record that selectors see. */
+export interface ResourceFields {
+  kind: string;
+  version: string;
+  name: string;
+  identifier: string;
+  metadata: Record<string, string>;
+  config: Record<string, unknown>;
+}
+
+export interface DeploymentFields {
+  id: string;
+  name: string;
+  slug: string;
+  metadata: Record<string, string>;
+}
+
+export interface EnvironmentFields {
+  id: string;
+  name: string;
+  metadata: Record<string, string>;
+}
+
+export interface VersionFields {
+  id: string;
+  tag: string;
+  name?: string | null;
+  status: string;
+  metadata: Record<string, string>;
+  config: Record<string, unknown>;
+}
+
+/** The fields each identifier exposes, picked from a record (extra fields are not visible to CEL). */
+export const selectorContext = {
+  resource: (r: ResourceFields): ResourceFields => ({
+    kind: r.kind,
+    version: r.version,
+    name: r.name,
+    identifier: r.identifier,
+    metadata: r.metadata,
+    config: r.config,
+  }),
+  deployment: (d: DeploymentFields): DeploymentFields => ({
+    id: d.id,
+    name: d.name,
+    slug: d.slug,
+    metadata: d.metadata,
+  }),
+  environment: (e: EnvironmentFields): EnvironmentFields => ({
+    id: e.id,
+    name: e.name,
+    metadata: e.metadata,
+  }),
+  version: (v: VersionFields) => ({
+    id: v.id,
+    tag: v.tag,
+    name: v.name ?? '',
+    status: v.status,
+    metadata: v.metadata,
+    config: v.config,
+  }),
+};

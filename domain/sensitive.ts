@@ -1,0 +1,29 @@
+/**
+ * Configuration keys whose values are secrets, wherever they appear at the top level of a job
+ * agent configuration (the agent's own, a deployment's agent entry, a version's): stored
+ * encrypted, and shown as `{"sensitive": true}` in responses. Writing `{"sensitive": true}` back
+ * keeps the stored value, so a client can GET, edit and PUT without handling the secret.
+ */
+export const SENSITIVE_CONFIG_KEYS: ReadonlySet<string> = new Set([
+  'api_key',
+  'apiKey',
+  'token',
+  'private_key',
+  'privateKey',
+  'webhook_secret',
+  'webhookSecret',
+  'client_secret',
+  'password',
+]);
+
+export const REDACTED = Object.freeze({ sensitive: true as const });
+
+export function isRedactedMarker(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    (value as { sensitive?: unknown }).sensitive === true
+  );
+}

@@ -1,0 +1,47 @@
+// Compiles the service to dist/ with swc (type checking is `npm run typecheck`) and pre-bundles
+// the workflow code, so a worker starts without spending seconds in webpack.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const swc = require('@swc/core');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(root, 'dist');
+const SOURCE_DIRS = ['api', 'db', 'domain', 'workflows', 'activities', 'worker', 'cli'];
+
+function* sources(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* sources(full);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) yield full;
+  }
+}
+
+const started = Date.now();
+fs.rmSync(out, { recursive: true, force: true });
+let count = 0;
+for (const dir of SOURCE_DIRS) {
+  for (const file of sources(path.join(root, dir))) {
+    const target = path.join(out, path.relative(root, file)).replace(/\.ts$/, '.js');
+    const { code, map } = await swc.transformFile(file, {
+      sourceMaps: true,
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true },
+      module: { type: 'commonjs', strict: true },
+    });
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, `${code}\n//# sourceMappingURL=${path.basename(target)}.map\n`);
+    fs.writeFileSync(`${target}.map`, map);
+    count++;
+  }
+}
+fs.chmodSync(path.join(out, 'cli', 'main.js'), 0o755);
+
+const { bundleWorkflowCode } = require('@temporalio/worker');
+const { code } = await bundleWorkflowCode({
+  workflowsPath: path.join(out, 'workflows', 'index.js'),
+  logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+});
+fs.writeFileSync(path.join(out, 'workflow-bundle.js'), code);
+console.log(`built ${count} files and the workflow bundle into dist/ in ${Date.now() - started} ms`);

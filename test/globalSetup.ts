@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startGuardian } from '../cli/embedded/guardian';
+import { startTemporalDevServer } from '../cli/embedded/temporalServer';
+import { freePort } from '../cli/embedded/processes';
+import { ensureTemporalCli } from '../cli/temporalCli';
+import { migrate, openDatabase } from '../db/database';
+import { databaseUrl, HARNESS_ENV } from './harness';
+
+/**
+ * Once per jest run: one Temporal dev server (in memory, our search attributes registered), one
+ * migrated template database that each test file clones, and one workflow bundle for every worker.
+ */
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  const runId = `${process.pid}_${Date.now().toString(36)}`;
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-test-'));
+  const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
+
+  const cli = await ensureTemporalCli(log);
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const templateDatabase = `flightdeck_test_${runId}_template`;
+
+  const [temporal, bundle] = await Promise.all([
+    freePort().then((port) =>
+      startTemporalDevServer({ cliPath: cli.path, stateDir, port, persistent: false, namespace: 'default' }),
+    ),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../workflows'),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+    }),
+    prepareTemplate(adminUrl, templateDatabase),
+  ]);
+  // If jest is killed before its teardown runs, the guardian still stops the dev server.
+  const guardian = startGuardian();
+  guardian.watch({ pids: [temporal.pid] });
+  const bundlePath = path.join(stateDir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+
+  process.env[HARNESS_ENV.temporalAddress] = temporal.address;
+  process.env[HARNESS_ENV.temporalCli] = cli.path;
+  process.env[HARNESS_ENV.pgAdminUrl] = adminUrl;
+  process.env[HARNESS_ENV.templateDatabase] = templateDatabase;
+  process.env[HARNESS_ENV.runId] = runId;
+  process.env[HARNESS_ENV.workflowBundle] = bundlePath;
+  (globalThis as Record<string, unknown>).__flightdeckHarness = {
+    temporal,
+    guardian,
+    stateDir,
+    adminUrl,
+    runId,
+  };
+  log(
+    `Temporal ${temporal.address}, template database ${templateDatabase}, ready in ${Date.now() - started} ms`,
+  );
+}
+
+async function prepareTemplate(adminUrl: string, templateDatabase: string): Promise<void> {
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${templateDatabase}"`);
+  } finally {
+    await admin.end();
+  }
+  const orm = await openDatabase({ url: databaseUrl(adminUrl, templateDatabase), poolMax: 1 });
+  try {
+    await migrate(orm);
+  } finally {
+    await orm.close();
+  }
+}

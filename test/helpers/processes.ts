@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { harnessValue } from '../harness';
+import type { TestStack } from './stack';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * Runs `flightdeck <args>` from source as a child process on the stack's database, Temporal and
+ * task queue, as an operator would run it: for tests that kill processes or watch them die.
+ */
+export function spawnFlightdeck(
+  stack: TestStack,
+  args: string[],
+  options: {
+    env?: NodeJS.ProcessEnv;
+    /** 'pipe' to read what it prints. */
+    stdout?: 'ignore' | 'pipe';
+    /** Its own process group, so that `killGroup` takes its children with it. */
+    detached?: boolean;
+  } = {},
+): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli', 'main.ts'), ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.db.url,
+      TEMPORAL_ADDRESS: harnessValue('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: stack.taskQueue,
+      FLIGHTDECK_SECRET_KEY: stack.secretKey,
+      LOG_LEVEL: 'error',
+      ...options.env,
+    },
+    stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'],
+    detached: options.detached ?? false,
+  });
+}
+
+/** Kills a detached child and everything it started, as a machine's death would. */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+    process.kill(-child.pid, signal);
+  }
+}
+
+/** Resolves when the child has exited (at once if it already has). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

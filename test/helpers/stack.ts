@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Client, Connection } from '@temporalio/client';
+import pino, { type Logger } from 'pino';
+import supertest from 'supertest';
+import { createApp, type FlightdeckApp } from '../../api/app';
+import type { TransportPolicy } from '../../api/middleware/transport';
+import type { Fault } from '../../domain/faults';
+import { pingDatabase, openDatabase, type Database } from '../../db/database';
+import { SecretBox } from '../../db/secrets';
+import { ApiKeyStore } from '../../db/stores/apiKeys';
+import { WorkspaceStore } from '../../db/stores/workspaces';
+import { startWorkerRuntime, type WorkerRuntime } from '../../worker/runtime';
+import { installTemporalRuntime } from '../../worker/temporalRuntime';
+import { harnessValue } from '../harness';
+import { createTestDatabase, type TestDatabase } from './database';
+
+export interface TestStack {
+  db: TestDatabase;
+  orm: Database;
+  secrets: SecretBox;
+  /** The key behind `secrets`, for worker processes the test starts. */
+  secretKey: string;
+  app: FlightdeckApp;
+  http: ReturnType<typeof supertest>;
+  temporal: Client;
+  taskQueue: string;
+  worker?: WorkerRuntime;
+  workspaceId: string;
+  apiKey: string;
+  /** Headers that authenticate as the stack's workspace. */
+  auth: { 'x-api-key': string };
+  logger: Logger;
+  /** Starts the worker if the stack was created without one (or after `stopWorker`). */
+  startWorker(): Promise<WorkerRuntime>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestStackOptions {
+  /** Run a worker and outbox relay on the stack's own task queue (default true). */
+  worker?: boolean;
+  adminToken?: string;
+  bodyLimit?: string;
+  /** Test-only faults the API injects (FLIGHTDECK_FAULT_INJECTION). */
+  faults?: Fault[];
+  /** Who may use pull endpoints over plain HTTP (default: loopback only). */
+  transport?: TransportPolicy;
+}
+
+export function testLogger(): Logger {
+  return pino({ level: process.env.FLIGHTDECK_TEST_LOG ?? 'silent' });
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Everything one test file needs: its own database (cloned from the migrated template), the Koa
+ * app behind supertest, a Temporal client, and a worker on a task queue no other file uses.
+ */
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const logger = testLogger();
+  if (!runtimeInstalled) {
+    installTemporalRuntime(logger);
+    runtimeInstalled = true;
+  }
+  const db = await createTestDatabase();
+  const orm = await openDatabase({ url: db.url, poolMax: 5 });
+  const address = harnessValue('temporalAddress');
+  const connection = await Connection.connect({ address });
+  const temporal = new Client({ connection, namespace: 'default' });
+  const taskQueue = `test-${randomBytes(6).toString('hex')}`;
+
+  const em = orm.em.fork() as EntityManager;
+  const workspace = await new WorkspaceStore(em).create({ name: 'Test workspace' });
+  const issued = await new ApiKeyStore(em).create({ workspaceId: workspace.id, name: 'test' });
+
+  const secretKey = SecretBox.generateKey();
+  const secrets = SecretBox.fromString(secretKey);
+  const app = createApp({
+    orm,
+    secrets,
+    logger,
+    bodyLimit: options.bodyLimit ?? '1mb',
+    adminToken: options.adminToken,
+    version: 'test',
+    transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
+    faults: new Set(options.faults ?? []),
+    readiness: {
+      postgres: () => pingDatabase(orm),
+      temporal: async () => {
+        await connection.workflowService.getSystemInfo({});
+      },
+    },
+  });
+
+  const stack: TestStack = {
+    db,
+    orm,
+    secrets,
+    secretKey,
+    app,
+    http: supertest(app.app.callback()),
+    temporal,
+    taskQueue,
+    workspaceId: workspace.id,
+    apiKey: issued.key,
+    auth: { 'x-api-key': issued.key },
+    logger,
+    async startWorker() {
+      stack.worker ??= await startWorkerRuntime({
+        orm,
+        secrets,
+        databaseUrl: db.url,
+        temporal: { address, namespace: 'default', taskQueue },
+        logger,
+        workflows: { workflowBundle: { codePath: harnessValue('workflowBundle') } },
+        skipSearchAttributeRegistration: true,
+      });
+      return stack.worker;
+    },
+    async stopWorker() {
+      await stack.worker?.stop();
+      stack.worker = undefined;
+    },
+    async close() {
+      await stack.stopWorker();
+      await connection.close();
+      await orm.close();
+      await db.drop();
+    },
+  };
+  if (options.worker ?? true) await stack.startWorker();
+  return stack;
+}

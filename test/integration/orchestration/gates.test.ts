@@ -1,0 +1,235 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiKeyStore } from '../../../db/stores/apiKeys';
+import { eventually } from '../../helpers/eventually';
+import { dtstart, recordsApi } from '../../helpers/orchestration';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/** Policy gates hold releases back, say why, and let them go when the rule passes — without a request where time decides. */
+describe('policy gates', () => {
+  let stack: TestStack;
+  let api: ReturnType<typeof recordsApi>;
+  let secondKey: string;
+
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    api = recordsApi(stack);
+    await api.agent('puller', 'http-pull');
+    const issued = await new ApiKeyStore(stack.orm.em.fork() as EntityManager).create({
+      workspaceId: stack.workspaceId,
+      name: 'second approver',
+    });
+    secondKey = issued.key;
+  });
+  afterAll(() => stack.close());
+
+  /** A deployment with one resource per environment, in a system of its own. */
+  async function lane(label: string, environments: string[]) {
+    const system = await api.system(label);
+    const envIds: Record<string, string> = {};
+    for (const env of environments) {
+      envIds[env] = await api.environment(
+        `${label}-${env}`,
+        `resource.metadata["lane"] == "${label}-${env}"`,
+        system,
+      );
+      await api.resource(`${label}-${env}-node`, 'service', { lane: `${label}-${env}` });
+    }
+    const deployment = await api.deployment(label, system, {
+      resourceSelector: 'resource.kind == "service"',
+      jobAgents: [{ ref: 'puller', config: {} }],
+    });
+    return { deployment, envIds };
+  }
+
+  it('holds a release until the second approval, says why, then gives it one job', async () => {
+    const { deployment, envIds } = await lane('approve', ['prod']);
+    await api.policy({
+      name: 'two approvals in prod',
+      selector: 'environment.name == "approve-prod"',
+      rules: [{ anyApproval: { minApprovals: 2 } }],
+    });
+    await api.version(deployment, '1.0.0');
+    const waiting = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the release to wait for approvals',
+    );
+    expect(waiting.evaluation!.reason).toContain('0 of 2 approvals');
+    expect(waiting.evaluation!.rules.find((rule) => rule.kind === 'anyApproval')).toMatchObject({
+      state: 'waiting',
+    });
+
+    const approve = (key: string) =>
+      stack.http
+        .post(`${api.ws}/releases/${waiting.id}/approve`)
+        .set('x-api-key', key)
+        .send({ reason: 'looks good' })
+        .expect(202);
+    const first = await approve(stack.apiKey);
+    expect(first.body).toMatchObject({ status: 'approved', userName: 'test', reason: 'looks good' });
+    await eventually(
+      async () =>
+        (await api.get<{ phaseReason: string }>(`/releases/${waiting.id}`)).phaseReason.includes('1 of 2'),
+      {
+        what: 'the first approval to count',
+      },
+    );
+    await pause(500);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+
+    await approve(secondKey);
+    const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    expect(job!.releaseId).toBe(waiting.id);
+  });
+
+  it('blocks a version that someone rejected', async () => {
+    const { deployment, envIds } = await lane('reject', ['prod']);
+    await api.policy({
+      name: 'approval in reject lane',
+      selector: 'environment.name == "reject-prod"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    const version = await api.version(deployment, '1.0.0');
+    await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the release to wait',
+    );
+    await stack.http
+      .put(`${api.ws}/deployment-versions/${version}/user-approval-records`)
+      .set(stack.auth)
+      .send({ status: 'rejected', environmentIds: [envIds.prod], reason: 'broken build' })
+      .expect(202);
+    const blocked = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'blocked',
+      'the release to be blocked',
+    );
+    expect(blocked.evaluation!.reason).toMatch(/rejected by test: broken build/);
+    await stack.http
+      .post(`${api.ws}/releases/${blocked.id}/approve`)
+      .set('x-api-key', secondKey)
+      .send({})
+      .expect(202);
+    await pause(1000);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+  });
+
+  it('holds prod until staging succeeded and soaked, then starts it on its own', async () => {
+    const { deployment, envIds } = await lane('progress', ['staging', 'prod']);
+    await api.policy({
+      name: 'prod after staging',
+      selector: 'environment.name == "progress-prod"',
+      rules: [
+        {
+          environmentProgression: {
+            dependsOnEnvironmentSelector: 'environment.name == "progress-staging"',
+            minimumSoakTimeMinutes: 0.05,
+          },
+        },
+      ],
+    });
+    await api.version(deployment, '1.0.0');
+    const [stagingJob] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    expect(stagingJob!.environmentId).toBe(envIds.staging);
+    const prod = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'prod to wait for staging',
+    );
+    expect(prod.evaluation!.reason).toMatch(/progress-staging: 0 of 1 targets succeeded/);
+
+    await api.report(stagingJob!.id, 'successful');
+    const soaking = await api.releaseWith(
+      (r) => r.id === prod.id && (r.evaluation?.reason ?? '').startsWith('soaking until'),
+      'prod to soak',
+    );
+    expect(soaking.phase).toBe('pending');
+    const [prodJob] = await api.jobsSettleAt(
+      1,
+      `&environmentId=${envIds.prod}&status=queued`,
+      'the prod job after the soak',
+    );
+    expect(prodJob!.releaseId).toBe(prod.id);
+  });
+
+  it('holds a release inside a deny window and starts it when the window ends, without any request', async () => {
+    const { deployment } = await lane('window', ['prod']);
+    const endsAt = Date.now() + 6_000;
+    await api.policy({
+      name: 'freeze',
+      selector: 'environment.name == "window-prod"',
+      rules: [
+        {
+          deploymentWindow: {
+            rrule: `${dtstart(new Date(endsAt - 60 * 60_000))}\nRRULE:FREQ=DAILY`,
+            durationMinutes: 60,
+            timezone: 'UTC',
+            allowWindow: false,
+          },
+        },
+      ],
+    });
+    await api.version(deployment, '1.0.0');
+    const held = await api.releaseWith(
+      (r) => r.evaluation?.decision === 'wait' && r.evaluation.reason.includes('deny window'),
+      'the freeze',
+    );
+    expect(held.phase).toBe('pending');
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+    const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`, 'the job after the window');
+    const created = Date.parse(
+      (await api.get<{ job: { createdAt: string } }>(`/jobs/${job!.id}`)).job.createdAt,
+    );
+    expect(created).toBeGreaterThanOrEqual(endsAt - 1000);
+  });
+
+  it('lets a newer ready version replace a release still waiting at a gate', async () => {
+    const { deployment, envIds } = await lane('supersede', ['prod']);
+    await api.policy({
+      name: 'approval in supersede lane',
+      selector: 'environment.name == "supersede-prod"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    const v1 = await api.version(deployment, '1.0.0');
+    const first = await api.releaseWith(
+      (r) => r.versionId === v1 && r.evaluation?.decision === 'wait',
+      'v1 to wait',
+    );
+    const v2 = await api.version(deployment, '2.0.0');
+    const replaced = await api.releaseWith(
+      (r) => r.id === first.id && r.phase === 'superseded',
+      'v1 to be superseded',
+    );
+    expect(replaced.evaluation?.reason ?? '').toBeDefined();
+    const second = await api.releaseWith(
+      (r) => r.versionId === v2 && r.evaluation?.decision === 'wait',
+      'v2 to wait',
+    );
+    await stack.http.post(`${api.ws}/releases/${second.id}/approve`).set(stack.auth).send({}).expect(202);
+    const [job] = await api.jobsSettleAt(1, `&environmentId=${envIds.prod}`);
+    expect(job!.releaseId).toBe(second.id);
+  });
+
+  it('never preempts a running job: the newer release waits for the target', async () => {
+    const { deployment } = await lane('busy', ['prod']);
+    const v1 = await api.version(deployment, '1.0.0');
+    const [running] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    await api.report(running!.id, 'in_progress');
+    const v2 = await api.version(deployment, '2.0.0');
+    const waiting = await api.releaseWith(
+      (r) => r.versionId === v2 && (r.evaluation?.reason ?? '').includes('busy'),
+      'v2 to wait for the target',
+    );
+    expect(waiting.phase).toBe('pending');
+    const stillRunning = await api.get<{ job: { status: string } }>(`/jobs/${running!.id}`);
+    expect(stillRunning.job.status).toBe('in_progress');
+    expect((await api.releases(`&versionId=${v1}`))[0]!.phase).toBe('running');
+
+    await api.report(running!.id, 'successful');
+    const [next] = await api.jobsSettleAt(
+      1,
+      `&deploymentId=${deployment}&status=queued`,
+      'v2 after v1 finished',
+    );
+    expect(next!.releaseId).toBe(waiting.id);
+  });
+});

@@ -1,0 +1,300 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { releaseStateQuery } from '../../../workflows/definitions';
+import { workflowIds } from '../../../workflows/ids';
+import { eventually } from '../../helpers/eventually';
+import { recordsApi } from '../../helpers/orchestration';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/** Job status reports, release operations, retries, verifications, target state and visibility. */
+describe('release operations', () => {
+  let stack: TestStack;
+  let api: ReturnType<typeof recordsApi>;
+  let probe: http.Server;
+  let probeUrl: string;
+  let probeStatus = 200;
+
+  /** A deployment with `count` resources in one environment, in a system of its own. */
+  async function lane(label: string, agent: string, count = 1) {
+    const system = await api.system(label);
+    const environment = await api.environment(label, `resource.metadata["lane"] == "${label}"`, system);
+    const deployment = await api.deployment(label, system, { jobAgents: [{ ref: agent }] });
+    const resources = [];
+    for (let n = 0; n < count; n++)
+      resources.push(await api.resource(`${label}-${n}`, 'service', { lane: label }));
+    return { deployment, environment, resources };
+  }
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    api = recordsApi(stack);
+    await api.agent('puller', 'http-pull');
+    probe = http.createServer((_, res) => {
+      res.writeHead(probeStatus, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ healthy: probeStatus === 200 }));
+    });
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/health`;
+  });
+  afterAll(async () => {
+    await stack.close();
+    await new Promise((resolve) => probe.close(resolve));
+  });
+
+  describe('agent routing', () => {
+    it('routes each resource to the agent entries whose selector matches it, and names an agent it cannot find', async () => {
+      await api.agent('k8s', 'http-pull');
+      await api.agent('vm', 'http-pull');
+      const system = await api.system('routing');
+      await api.environment('routing', 'resource.metadata["lane"] == "routing"', system);
+      const deployment = await api.deployment('routing', system, {
+        jobAgents: [
+          { ref: 'k8s', selector: 'resource.metadata["cluster"] == "kubernetes"' },
+          { ref: 'vm', selector: 'resource.metadata["cluster"] == "vm"' },
+          { ref: 'ghost', selector: 'resource.metadata["cluster"] == "ghost"' },
+        ],
+      });
+      const pod = await api.resource('routing-pod', 'service', { lane: 'routing', cluster: 'kubernetes' });
+      const box = await api.resource('routing-box', 'service', { lane: 'routing', cluster: 'vm' });
+      const lost = await api.resource('routing-lost', 'service', { lane: 'routing', cluster: 'ghost' });
+      await api.version(deployment, '1.0.0');
+      const jobs = await api.jobsSettleAt(3, `&deploymentId=${deployment}`);
+      const agentOf = (resource: string) => jobs.find((job) => job.resourceId === resource)!;
+      expect((agentOf(pod).dispatchContext.jobAgent as { name: string }).name).toBe('k8s');
+      expect((agentOf(box).dispatchContext.jobAgent as { name: string }).name).toBe('vm');
+      expect(agentOf(lost)).toMatchObject({
+        status: 'invalid_job_agent',
+        message: 'job agent "ghost" was not found',
+      });
+    });
+  });
+
+  describe('status reports', () => {
+    it('accepts legacy and camelCase spellings, sets startedAt and completedAt once, and refuses moves out of a final status', async () => {
+      const { deployment } = await lane('status', 'puller');
+      await api.version(deployment, '1.0.0');
+      const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+      const running = await api.report(job!.id, 'inProgress', 'deploying');
+      expect(running).toMatchObject({ status: 'in_progress', message: 'deploying', completedAt: null });
+      expect(running.startedAt).toEqual(expect.any(String));
+      const done = await api.report(job!.id, 'completed', 'done');
+      expect(done).toMatchObject({ status: 'successful', message: 'done', startedAt: running.startedAt });
+      const again = await api.report(job!.id, 'successful');
+      expect(again.completedAt).toBe(done.completedAt);
+
+      const refused = await stack.http
+        .put(`${api.ws}/jobs/${job!.id}/status`)
+        .set(stack.auth)
+        .send({ status: 'failed' })
+        .expect(409);
+      expect(refused.body.code).toBe('invalid_status_move');
+      const unknown = await stack.http
+        .put(`${api.ws}/jobs/${job!.id}/status`)
+        .set(stack.auth)
+        .send({ status: 'exploded' })
+        .expect(400);
+      expect(unknown.body.errors[0].path).toBe('body.status');
+    });
+  });
+
+  describe('cancel and redeploy', () => {
+    it('cancels a release and its queued job, then frees the target for a newer version', async () => {
+      const { deployment } = await lane('cancel', 'puller');
+      await api.version(deployment, '1.0.0');
+      const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+      const cancelled = await api.send('post', `/releases/${job!.releaseId}/cancel`, {}, [202]);
+      expect(cancelled.phase).toBe('cancelled');
+      expect((await api.get<{ job: { status: string } }>(`/jobs/${job!.id}`)).job.status).toBe('cancelled');
+      await stack.http.post(`${api.ws}/releases/${job!.releaseId}/cancel`).set(stack.auth).expect(409);
+
+      await api.version(deployment, '2.0.0');
+      const [next] = await api.jobsSettleAt(
+        1,
+        `&deploymentId=${deployment}&status=queued`,
+        'the next version to run',
+      );
+      expect(next!.releaseId).not.toBe(job!.releaseId);
+    });
+
+    it('redeploys a finished release with a new job, and refuses while it runs', async () => {
+      const { deployment } = await lane('redeploy', 'puller');
+      await api.version(deployment, '1.0.0');
+      const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+      await stack.http.post(`${api.ws}/releases/${job!.releaseId}/redeploy`).set(stack.auth).expect(409);
+      await api.report(job!.id, 'successful');
+      await api.releaseWith(
+        (r) => r.id === job!.releaseId && r.phase === 'succeeded',
+        'the release to succeed',
+      );
+
+      await api.send('post', `/releases/${job!.releaseId}/redeploy`, {}, [202]);
+      const [second] = await api.jobsSettleAt(
+        1,
+        `&releaseId=${job!.releaseId}&status=queued`,
+        'the redeployed job',
+      );
+      expect(second!.id).not.toBe(job!.id);
+      expect(await api.jobs(`&releaseId=${job!.releaseId}`)).toHaveLength(2);
+      expect((await api.get<{ job: { attempt: number } }>(`/jobs/${second!.id}`)).job.attempt).toBe(2);
+    });
+  });
+
+  describe('retries', () => {
+    it('retries a failed job as the retry rule allows, then fails the release', async () => {
+      await api.agent('failing', 'test-runner', { status: 'failure', message: 'boom' });
+      const { deployment } = await lane('retry', 'failing');
+      await api.policy({
+        name: 'retry once',
+        selector: 'deployment.slug == "retry"',
+        rules: [{ retry: { maxRetries: 1 } }],
+      });
+      await api.version(deployment, '1.0.0');
+      const failed = await api.releaseWith(
+        (r) => r.phase === 'failed' && r.releaseTargetKey.endsWith(deployment),
+        'the release to fail',
+      );
+      const jobs = await api.jobs(`&releaseId=${failed.id}`);
+      expect(jobs.map((job) => job.status)).toEqual(['failure', 'failure']);
+      expect((await api.get<{ phaseReason: string }>(`/releases/${failed.id}`)).phaseReason).toMatch(
+        /1 of 1 retries used/,
+      );
+    });
+
+    it('gives a release without a retry rule one job', async () => {
+      const { deployment } = await lane('once', 'failing');
+      await api.version(deployment, '1.0.0');
+      const failed = await api.releaseWith(
+        (r) => r.phase === 'failed' && r.releaseTargetKey.endsWith(deployment),
+        'the release to fail',
+      );
+      expect(await api.jobs(`&releaseId=${failed.id}`)).toHaveLength(1);
+    });
+  });
+
+  describe('verification', () => {
+    it('measures http and sleep metrics on durable timers, and succeeds the release when they pass', async () => {
+      await api.agent('runner', 'test-runner', { status: 'successful' });
+      const { deployment, resources } = await lane('verify', 'runner');
+      await api.policy({
+        name: 'health check',
+        selector: 'deployment.slug == "verify"',
+        rules: [
+          {
+            verification: {
+              metrics: [
+                {
+                  name: 'health',
+                  intervalSeconds: 1,
+                  count: 2,
+                  provider: { type: 'http', url: probeUrl },
+                  successCondition: 'result.statusCode == 200 && result.json.healthy',
+                },
+                {
+                  name: 'settle',
+                  intervalSeconds: 1,
+                  count: 1,
+                  provider: { type: 'sleep', durationSeconds: 1 },
+                  successCondition: 'true',
+                },
+              ],
+            },
+          },
+        ],
+      });
+      await api.version(deployment, '1.0.0');
+      const release = await api.releaseWith(
+        (r) => r.resourceId === resources[0] && r.phase === 'succeeded',
+        'the verified release to succeed',
+      );
+      const key = `${resources[0]}-${release.environmentId}-${deployment}`;
+      const state = await api.get<{
+        currentRelease: { id: string };
+        desiredRelease: { id: string };
+        latestJob: {
+          job: { status: string };
+          verifications: { status: string; measurements: { metric: string; passed: boolean }[] }[];
+        };
+      }>(`/release-targets/${key}/state`);
+      expect(state.currentRelease.id).toBe(release.id);
+      expect(state.desiredRelease.id).toBe(release.id);
+      expect(state.latestJob.job.status).toBe('successful');
+      expect(state.latestJob.verifications).toHaveLength(1);
+      expect(state.latestJob.verifications[0]!.status).toBe('passed');
+      expect(state.latestJob.verifications[0]!.measurements.map((m) => [m.metric, m.passed]).sort()).toEqual([
+        ['health', true],
+        ['health', true],
+        ['settle', true],
+      ]);
+
+      const listed = await api.send(
+        'post',
+        '/release-targets/state',
+        { deploymentId: deployment, environmentId: release.environmentId },
+        [200],
+      );
+      expect(listed.total).toBe(1);
+      expect(listed.items[0].currentRelease.id).toBe(release.id);
+    });
+
+    it('fails the release when a verification fails', async () => {
+      probeStatus = 503;
+      const { deployment } = await lane('unhealthy', 'runner');
+      await api.policy({
+        name: 'unhealthy check',
+        selector: 'deployment.slug == "unhealthy"',
+        rules: [
+          {
+            verification: {
+              metrics: [
+                {
+                  name: 'health',
+                  intervalSeconds: 1,
+                  count: 1,
+                  provider: { type: 'http', url: probeUrl },
+                  successCondition: 'result.statusCode == 200',
+                },
+              ],
+            },
+          },
+        ],
+      });
+      await api.version(deployment, '1.0.0');
+      const failed = await api.releaseWith(
+        (r) => r.phase === 'failed' && r.releaseTargetKey.endsWith(deployment),
+        'the unverified release to fail',
+      );
+      expect((await api.get<{ phaseReason: string }>(`/releases/${failed.id}`)).phaseReason).toMatch(
+        /verification .* failed/,
+      );
+    });
+  });
+
+  describe('visibility', () => {
+    it('finds a release workflow by its search attributes, and answers the state query', async () => {
+      const { deployment, resources } = await lane('visible', 'puller');
+      await api.version(deployment, '1.0.0');
+      const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+      const query = `FlightdeckReleaseId = '${job!.releaseId}' AND FlightdeckResourceId = '${resources[0]}' AND FlightdeckJobIds = '${job!.id}'`;
+      const found = await eventually(
+        async () => {
+          const executions = [];
+          for await (const execution of stack.temporal.workflow.list({ query })) executions.push(execution);
+          return executions.length > 0 ? executions : undefined;
+        },
+        { what: 'the release workflow in visibility' },
+      );
+      expect(found.map((e) => e.workflowId)).toEqual([workflowIds.release(job!.releaseId)]);
+
+      const view = await stack.temporal.workflow
+        .getHandle(workflowIds.release(job!.releaseId))
+        .query(releaseStateQuery);
+      expect(view).toMatchObject({
+        releaseId: job!.releaseId,
+        phase: 'running',
+        attempt: 1,
+        jobIds: [job!.id],
+      });
+      expect(view.evaluation?.decision).toBe('proceed');
+    });
+  });
+});

@@ -1,0 +1,160 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expireClaim } from '../../../db/claims';
+import { workflowIds } from '../../../workflows/ids';
+import { eventually } from '../../helpers/eventually';
+import { pullFixture, type PullFixture } from '../../helpers/pull';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/**
+ * SPEC "Pull job agents", phase V2 (DESIGN §6 "lease", "heartbeat", "fencing"): a claim under a lease
+ * has a claim record and a lease workflow; without heartbeats the job goes back to the queue, with
+ * them it stays; a V1 agent's job is never touched.
+ */
+describe('pull agents, phase V2 leases', () => {
+  let stack: TestStack;
+  let ws: string;
+  let leased: PullFixture;
+  let fenced: PullFixture;
+  let v1: PullFixture;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    ws = `/v1/workspaces/${stack.workspaceId}`;
+    leased = await pullFixture(stack, 'leased', { config: { leaseSeconds: 5 }, resources: 4 });
+    fenced = await pullFixture(stack, 'fenced', {
+      config: { leaseSeconds: 30, enforceClaimId: true },
+      resources: 2,
+    });
+    v1 = await pullFixture(stack, 'plain', { resources: 1 });
+  });
+  afterAll(() => stack.close());
+
+  const claim = async (fixture: PullFixture, jobId: string) => {
+    const res = await stack.http
+      .post(`${ws}/job-agents/${fixture.agentId}/jobs/${jobId}/claim`)
+      .set(stack.auth);
+    expect(res.status).toBe(200);
+    return res.body as {
+      status: string;
+      claim_id?: string;
+      lease_seconds?: number;
+      claim_expires_at?: string;
+    };
+  };
+  const heartbeat = (jobId: string, body: object = {}) =>
+    stack.http.post(`${ws}/jobs/${jobId}/heartbeat`).set(stack.auth).send(body);
+  const report = (jobId: string, body: object) =>
+    stack.http.put(`${ws}/jobs/${jobId}/status`).set(stack.auth).send(body);
+  const jobStatus = async (jobId: string): Promise<string> =>
+    (await stack.http.get(`${ws}/jobs/${jobId}`).set(stack.auth)).body.job.status;
+  const claimRecords = async (jobId: string) =>
+    (stack.orm.em.fork() as EntityManager).execute<{ claim_id: string }[]>(
+      'SELECT claim_id FROM job_claim WHERE job_id = ?',
+      [jobId],
+    );
+  // The relay may start the lease workflow a moment after the claim: wait for it to exist and end.
+  const leaseOutcome = (jobId: string, claimId: string) =>
+    eventually(() => stack.temporal.workflow.getHandle(workflowIds.lease(jobId, claimId)).result(), {
+      what: 'the lease workflow to end',
+    });
+
+  it('returns a claimed job to the queue within 7 s when no heartbeat comes, and drops its claim', async () => {
+    const job = leased.jobs[0]!;
+    const claimedAt = Date.now();
+    const claimed = await claim(leased, job.id);
+    expect(claimed).toMatchObject({ status: 'in_progress', lease_seconds: 5, claim_id: expect.any(String) });
+    expect(Date.parse(claimed.claim_expires_at!) - claimedAt).toBeGreaterThan(4_000);
+    expect(await claimRecords(job.id)).toEqual([{ claim_id: claimed.claim_id }]);
+
+    await eventually(async () => (await jobStatus(job.id)) === 'queued', {
+      what: 'the job back in the queue',
+      timeoutMs: 7_000 - (Date.now() - claimedAt),
+    });
+    expect(Date.now() - claimedAt).toBeLessThan(7_000);
+    expect(await claimRecords(job.id)).toEqual([]);
+    expect(await leaseOutcome(job.id, claimed.claim_id!)).toBe('expired');
+    // Heartbeats for the lost claim find nothing.
+    expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(404);
+  });
+
+  it('keeps a heartbeating job in_progress for 30 s, never touches a V1 job, and ends the lease on a terminal status', async () => {
+    const beating = leased.jobs[1]!;
+    const silent = leased.jobs[2]!;
+    const plain = v1.jobs[0]!;
+    const claimed = await claim(leased, beating.id);
+    await claim(leased, silent.id);
+    const plainClaim = await claim(v1, plain.id);
+    expect(plainClaim).not.toHaveProperty('claim_id');
+    expect(await claimRecords(plain.id)).toEqual([]);
+    expect((await heartbeat(plain.id)).status).toBe(404);
+
+    const started = Date.now();
+    let beats = 0;
+    while (Date.now() - started < 30_000) {
+      await sleep(2_000);
+      const beat = await heartbeat(beating.id, { claim_id: claimed.claim_id });
+      expect(beat.status).toBe(200);
+      expect(beat.body).toMatchObject({ job_id: beating.id, claim_id: claimed.claim_id, lease_seconds: 5 });
+      expect(Date.parse(beat.body.claim_expires_at)).toBeGreaterThan(Date.now() + 4_000);
+      expect(await jobStatus(beating.id)).toBe('in_progress');
+      beats++;
+    }
+    expect(beats).toBeGreaterThanOrEqual(14);
+    // Meanwhile the silent claim expired (the reaper ran), and the V1 job was left alone.
+    expect(await jobStatus(silent.id)).toBe('queued');
+    expect(await jobStatus(plain.id)).toBe('in_progress');
+    expect(await jobStatus(beating.id)).toBe('in_progress');
+
+    const done = await report(beating.id, { status: 'successful', claim_id: claimed.claim_id });
+    expect(done.status).toBe(202);
+    expect(await claimRecords(beating.id)).toEqual([]);
+    expect(await leaseOutcome(beating.id, claimed.claim_id!)).toBe('released');
+  }, 60_000);
+
+  it('fences writes with the claim id: a late timer of an old claim never touches the new one', async () => {
+    const job = leased.jobs[3]!;
+    const first = await claim(leased, job.id);
+    await eventually(async () => (await jobStatus(job.id)) === 'queued', {
+      what: 'the first claim to expire',
+      timeoutMs: 10_000,
+    });
+    const second = await claim(leased, job.id);
+    expect(second.claim_id).not.toBe(first.claim_id);
+    // The reaper step of the first claim, run late: nothing of the second claim moves.
+    const em = stack.orm.em.fork() as EntityManager;
+    expect(await expireClaim(em, job.id, first.claim_id!)).toBe(false);
+    expect(await claimRecords(job.id)).toEqual([{ claim_id: second.claim_id }]);
+    expect((await heartbeat(job.id, { claim_id: second.claim_id })).status).toBe(200);
+    expect(await jobStatus(job.id)).toBe('in_progress');
+    // Without enforcement, a stale claim id is still refused where it is given.
+    const stale = await heartbeat(job.id, { claim_id: first.claim_id });
+    expect(stale.status).toBe(409);
+    expect(stale.body.code).toBe('stale_claim');
+    expect((await report(job.id, { status: 'failure', message: 'gave up' })).status).toBe(202);
+  });
+
+  it('refuses status and heartbeat writes with a stale or missing claim id under enforceClaimId', async () => {
+    const job = fenced.jobs[0]!;
+    const first = await claim(fenced, job.id);
+    const giveBack = await stack.http
+      .post(`${ws}/jobs/${job.id}/requeue`)
+      .set(stack.auth)
+      .send({ claim_id: first.claim_id });
+    expect(giveBack.status).toBe(202);
+    expect(await leaseOutcome(job.id, first.claim_id!)).toBe('released');
+    const current = await claim(fenced, job.id);
+
+    for (const body of [{}, { claim_id: first.claim_id }]) {
+      const beat = await heartbeat(job.id, body);
+      expect(beat.status).toBe(409);
+      expect(beat.body).toMatchObject({ code: 'stale_claim' });
+      const write = await report(job.id, { status: 'successful', ...body });
+      expect(write.status).toBe(409);
+    }
+    expect(await jobStatus(job.id)).toBe('in_progress');
+    expect((await heartbeat(job.id, { claim_id: current.claim_id })).status).toBe(200);
+    expect((await report(job.id, { status: 'successful', claim_id: current.claim_id })).status).toBe(202);
+    expect(await jobStatus(job.id)).toBe('successful');
+  });
+});

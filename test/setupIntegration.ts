@@ -1,0 +1,2 @@
+// Integration tests wait on real servers and durable timers.
+jest.setTimeout(90_000);

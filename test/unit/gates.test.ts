@@ -1,0 +1,250 @@
+import { decideRetry, evaluateGates, type ReleaseFacts } from '../../domain/gates';
+import type { PolicyRule } from '../../domain/policies';
+
+const NOW = new Date('2026-11-19T12:00:00Z');
+const minutes = (n: number) => new Date(NOW.getTime() + n * 60_000).toISOString();
+
+function facts(overrides: Partial<ReleaseFacts> = {}, rules: Partial<PolicyRule>[] = []): ReleaseFacts {
+  return {
+    release: { id: 'r1', environmentId: 'e1', createdAt: minutes(-10) },
+    version: {
+      id: 'v1',
+      tag: '1.0.0',
+      name: null,
+      status: 'ready',
+      metadata: {},
+      config: {},
+      createdAt: minutes(-10),
+    },
+    deployment: { id: 'd1', name: 'api', slug: 'api', metadata: {} },
+    environment: { id: 'e1', name: 'prod', metadata: {} },
+    resource: { kind: 'service', version: 'v1', name: 'node', identifier: 'node', metadata: {}, config: {} },
+    targetExists: true,
+    policies:
+      rules.length > 0
+        ? [
+            {
+              id: 'p1',
+              name: 'policy',
+              rules: rules.map((rule, i) => ({ id: `rule-${i}`, ...rule })) as PolicyRule[],
+            },
+          ]
+        : [],
+    approvals: [],
+    progression: [],
+    activeReleaseId: null,
+    deployedVersionCreatedAt: null,
+    deployedVersionId: null,
+    newerReleases: [],
+    rollout: { position: 0, total: 1, startedAt: minutes(-10) },
+    ...overrides,
+  };
+}
+
+const approval = (status: 'approved' | 'rejected', userId = 'u1') => ({
+  userId,
+  userName: userId,
+  status,
+  reason: null,
+  at: minutes(-1),
+});
+
+describe('evaluateGates', () => {
+  it('proceeds when nothing applies and the target is free', () => {
+    expect(evaluateGates(facts(), NOW)).toMatchObject({ decision: 'proceed', reason: 'every rule passed' });
+  });
+
+  it('waits while the target is busy with another release', () => {
+    const evaluation = evaluateGates(facts({ activeReleaseId: 'r0' }), NOW);
+    expect(evaluation).toMatchObject({ decision: 'wait', reason: 'the target is busy with release r0' });
+    expect(evaluation.nextEvaluationAt).toBeUndefined();
+  });
+
+  it('counts approvals and blocks on a rejection', () => {
+    const rule = [{ anyApproval: { minApprovals: 2 } }];
+    expect(evaluateGates(facts({ approvals: [approval('approved')] }, rule), NOW)).toMatchObject({
+      decision: 'wait',
+      reason: '1 of 2 approvals',
+    });
+    expect(
+      evaluateGates(facts({ approvals: [approval('approved'), approval('approved', 'u2')] }, rule), NOW)
+        .decision,
+    ).toBe('proceed');
+    expect(
+      evaluateGates(facts({ approvals: [approval('approved'), approval('rejected', 'u2')] }, rule), NOW),
+    ).toMatchObject({
+      decision: 'blocked',
+      reason: 'rejected by u2',
+    });
+  });
+
+  it('waits for a dependency environment to succeed, then for the soak time', () => {
+    const rule = [
+      {
+        environmentProgression: {
+          dependsOnEnvironmentSelector: 'environment.name == "staging"',
+          minimumSuccessPercentage: 50,
+          minimumSoakTimeMinutes: 30,
+          successStatuses: ['successful' as const],
+        },
+      },
+    ];
+    const progression = (successes: string[]) => [
+      { ruleId: 'rule-0', environments: [{ id: 'e0', name: 'staging', targets: 4, successes }] },
+    ];
+    expect(evaluateGates(facts({ progression: progression([minutes(-50)]) }, rule), NOW).reason).toBe(
+      'staging: 1 of 4 targets succeeded, 2 needed',
+    );
+    const soaking = evaluateGates(
+      facts({ progression: progression([minutes(-50), minutes(-10)]) }, rule),
+      NOW,
+    );
+    expect(soaking).toMatchObject({ decision: 'wait', nextEvaluationAt: minutes(20) });
+    expect(
+      evaluateGates(facts({ progression: progression([minutes(-50), minutes(-40)]) }, rule), NOW).decision,
+    ).toBe('proceed');
+  });
+
+  it('opens an allow window and closes a deny window at their edges', () => {
+    const window = (allowWindow: boolean) => [
+      {
+        deploymentWindow: {
+          rrule: 'FREQ=DAILY;BYHOUR=13;BYMINUTE=0;BYSECOND=0',
+          durationMinutes: 60,
+          timezone: 'UTC',
+          allowWindow,
+        },
+      },
+    ];
+    expect(evaluateGates(facts({}, window(true)), NOW)).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: minutes(60),
+    });
+    expect(evaluateGates(facts({}, window(false)), NOW).decision).toBe('proceed');
+    const inside = new Date('2026-11-19T13:30:00Z');
+    expect(evaluateGates(facts({}, window(true)), inside).decision).toBe('proceed');
+    expect(evaluateGates(facts({}, window(false)), inside)).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: '2026-11-19T14:00:00.000Z',
+    });
+  });
+
+  it('cools down after the deployed version was created, but not for the version itself', () => {
+    const rule = [{ versionCooldown: { intervalSeconds: 3600 } }];
+    const deployed = { deployedVersionId: 'v0', deployedVersionCreatedAt: minutes(-20) };
+    expect(evaluateGates(facts(deployed, rule), NOW)).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: minutes(40),
+    });
+  });
+
+  it('spaces a gradual rollout by position', () => {
+    const rule = [{ gradualRollout: { rolloutType: 'linear' as const, timeScaleInterval: 600 } }];
+    expect(
+      evaluateGates(facts({ rollout: { position: 3, total: 10, startedAt: minutes(-10) } }, rule), NOW),
+    ).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: minutes(20),
+    });
+    const normalized = [
+      { gradualRollout: { rolloutType: 'linear-normalized' as const, timeScaleInterval: 600 } },
+    ];
+    expect(
+      evaluateGates(facts({ rollout: { position: 9, total: 10, startedAt: minutes(-10) } }, normalized), NOW)
+        .decision,
+    ).toBe('proceed');
+  });
+
+  it('blocks a version its selector excludes, and is superseded only by a newer version that can deploy', () => {
+    const rule = [{ versionSelector: { selector: 'version.tag.startsWith("2.")' } }];
+    expect(evaluateGates(facts({}, rule), NOW).decision).toBe('blocked');
+
+    const newer = (tag: string, status = 'ready', rejected = false) => ({
+      id: 'r2',
+      rejected,
+      version: { id: 'v2', tag, name: null, status, metadata: {}, config: {}, createdAt: minutes(-1) },
+    });
+    expect(evaluateGates(facts({ newerReleases: [newer('1.1.0')] }), NOW).decision).toBe('superseded');
+    expect(evaluateGates(facts({ newerReleases: [newer('1.1.0', 'ready', true)] }), NOW).decision).toBe(
+      'proceed',
+    );
+    expect(evaluateGates(facts({ newerReleases: [newer('1.1.0', 'failed')] }), NOW).decision).toBe('proceed');
+    const admitted = facts(
+      { version: { ...facts().version, tag: '2.0.0' }, newerReleases: [newer('1.9.0')] },
+      rule,
+    );
+    expect(evaluateGates(admitted, NOW).decision).toBe('proceed');
+  });
+
+  it('is superseded when a newer version already runs on the target', () => {
+    const evaluation = evaluateGates(
+      facts({ deployedVersionId: 'v9', deployedVersionCreatedAt: minutes(-1) }),
+      NOW,
+    );
+    expect(evaluation.decision).toBe('superseded');
+  });
+
+  it('withdraws when the version is no longer ready or the target is gone', () => {
+    expect(evaluateGates(facts({ version: { ...facts().version, status: 'failed' } }), NOW).decision).toBe(
+      'withdrawn',
+    );
+    expect(evaluateGates(facts({ targetExists: false }), NOW).decision).toBe('withdrawn');
+  });
+
+  it('takes the earliest time any waiting rule can change', () => {
+    const rules = [
+      { versionCooldown: { intervalSeconds: 3600 } },
+      {
+        deploymentWindow: {
+          rrule: 'FREQ=DAILY;BYHOUR=13;BYMINUTE=0;BYSECOND=0',
+          durationMinutes: 60,
+          timezone: 'UTC',
+          allowWindow: true,
+        },
+      },
+    ];
+    const evaluation = evaluateGates(
+      facts({ deployedVersionId: 'v0', deployedVersionCreatedAt: minutes(-50) }, rules),
+      NOW,
+    );
+    expect(evaluation.nextEvaluationAt).toBe(minutes(10));
+  });
+});
+
+describe('decideRetry', () => {
+  const retry = (spec: NonNullable<PolicyRule['retry']>): PolicyRule[] => [
+    { id: 'r', retry: spec } as PolicyRule,
+  ];
+
+  it('gives one job without a retry rule', () => {
+    expect(decideRetry([], [{ status: 'failure' }])).toMatchObject({ retry: false });
+  });
+
+  it('retries up to maxRetries, with linear or capped exponential backoff', () => {
+    const linear = retry({ maxRetries: 2, backoffSeconds: 10, backoffStrategy: 'linear' });
+    expect(decideRetry(linear, [{ status: 'failure' }])).toEqual({
+      retry: true,
+      reason: 'retry 1 of 2',
+      backoffMs: 10_000,
+    });
+    expect(
+      decideRetry(linear, [{ status: 'failure' }, { status: 'failure' }, { status: 'failure' }]).retry,
+    ).toBe(false);
+    const exponential = retry({
+      maxRetries: 5,
+      backoffSeconds: 10,
+      backoffStrategy: 'exponential',
+      maxBackoffSeconds: 30,
+    });
+    expect(decideRetry(exponential, [{ status: 'failure' }, { status: 'failure' }]).backoffMs).toBe(20_000);
+    expect(
+      decideRetry(exponential, [{ status: 'failure' }, { status: 'failure' }, { status: 'failure' }])
+        .backoffMs,
+    ).toBe(30_000);
+  });
+
+  it('counts only the statuses the rule names', () => {
+    const onlyFailures = retry({ maxRetries: 1, retryOnStatuses: ['failure'], backoffStrategy: 'linear' });
+    expect(decideRetry(onlyFailures, [{ status: 'cancelled' }, { status: 'failure' }]).retry).toBe(true);
+  });
+});

@@ -1,0 +1,162 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client as PgClient, Pool } from 'pg';
+import type { Logger } from 'pino';
+import { OUTBOX_CHANNEL } from '../db/outbox';
+import type { OrchestrationMessage } from '../domain/orchestration';
+import type { Dispatch } from './orchestrationDispatch';
+
+export interface OutboxRelayOptions {
+  databaseUrl: string;
+  dispatch: Dispatch;
+  logger: Logger;
+  batchSize?: number;
+  concurrency?: number;
+  /** Safety net for a lost notification; normally NOTIFY wakes the relay at commit. */
+  pollIntervalMs?: number;
+}
+
+interface OutboxRow {
+  id: string;
+  payload: OrchestrationMessage;
+  attempts: number;
+}
+
+const MAX_BACKOFF_SECONDS = 300;
+
+/**
+ * Performs the Temporal calls that committed transactions recorded in the outbox. Any number of
+ * relays may run (one per worker process): `FOR UPDATE SKIP LOCKED` gives each row to one relay
+ * at a time, and a relay that dies mid-batch leaves its rows to the next one. A failed call is
+ * retried with backoff; a message is deleted only after its call succeeded.
+ */
+export class OutboxRelay {
+  private readonly pool: Pool;
+  private listener?: PgClient;
+  private running = false;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly pollIntervalMs: number;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.pool = new Pool({ connectionString: options.databaseUrl, max: 2 });
+    this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox relay pool error'));
+    this.batchSize = options.batchSize ?? 500;
+    this.concurrency = options.concurrency ?? 32;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    await this.listen();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await this.listener?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+
+  private async listen(): Promise<void> {
+    const listener = new PgClient({ connectionString: this.options.databaseUrl });
+    listener.on('notification', () => this.wake?.());
+    listener.on('error', (error) => {
+      this.options.logger.warn({ err: error }, 'outbox listener lost; polling until it reconnects');
+      void listener.end().catch(() => undefined);
+      if (this.listener === listener) this.listener = undefined;
+      if (this.running) void sleep(1000).then(() => this.reconnect());
+    });
+    try {
+      await listener.connect();
+      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      this.listener = listener;
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'outbox listener could not connect; polling');
+      await listener.end().catch(() => undefined);
+    }
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.running && !this.listener) await this.listen();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let handled = 0;
+      try {
+        handled = await this.drainBatch();
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'outbox relay batch failed');
+      }
+      if (handled === this.batchSize) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** One batch in one transaction; returns how many rows it took. */
+  async drainBatch(): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<OutboxRow>(
+        `SELECT id, payload, attempts FROM outbox
+          WHERE available_at <= now()
+          ORDER BY id
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED`,
+        [this.batchSize],
+      );
+      const failures = new Map<string, string>();
+      let next = 0;
+      const workers = Array.from({ length: Math.min(this.concurrency, rows.length) }, async () => {
+        while (next < rows.length) {
+          const row = rows[next++]!;
+          try {
+            await this.options.dispatch(row.payload);
+          } catch (error) {
+            failures.set(row.id, (error as Error).message ?? String(error));
+          }
+        }
+      });
+      await Promise.all(workers);
+      const done = rows.filter((row) => !failures.has(row.id)).map((row) => row.id);
+      if (done.length > 0) await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [done]);
+      for (const row of rows.filter((r) => failures.has(r.id))) {
+        const backoff = Math.min(MAX_BACKOFF_SECONDS, 2 ** Math.min(row.attempts, 10));
+        await client.query(
+          `UPDATE outbox SET attempts = attempts + 1, last_error = $2,
+                  available_at = now() + make_interval(secs => $3)
+            WHERE id = $1`,
+          [row.id, failures.get(row.id)!.slice(0, 2000), backoff],
+        );
+        this.options.logger.warn(
+          {
+            outboxId: row.id,
+            kind: row.payload.kind,
+            attempts: row.attempts + 1,
+            error: failures.get(row.id),
+          },
+          'orchestration call failed; will retry',
+        );
+      }
+      await client.query('COMMIT');
+      return rows.length;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities';
+import type { Database } from '../db/database';
+import type { SecretBox } from '../db/secrets';
+import { createOrchestrationDispatch } from './orchestrationDispatch';
+import { OutboxRelay } from './outboxRelay';
+import { ensureSearchAttributes } from './searchAttributes';
+import { workflowSource, type WorkflowSource } from './workflowSource';
+
+export interface WorkerRuntimeOptions {
+  orm: Database;
+  secrets: SecretBox;
+  databaseUrl: string;
+  temporal: { address: string; namespace: string; taskQueue: string; cachedWorkflows?: number };
+  logger: Logger;
+  /** Overrides where workflow code comes from (tests pass their prebuilt bundle). */
+  workflows?: WorkflowSource;
+  /** Skips registering search attributes (the dev server registers them at start). */
+  skipSearchAttributeRegistration?: boolean;
+}
+
+export interface WorkerRuntime {
+  client: Client;
+  worker: Worker;
+  relay: OutboxRelay;
+  /** Resolves when the worker stopped; rejects if it crashed. */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The background half of Flightdeck: a Temporal worker running our workflows and activities, and
+ * the outbox relay that turns committed intents into workflow starts and signals. Any number of
+ * these may run against one Temporal namespace and one database.
+ */
+export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
+  const { temporal, logger } = options;
+  const clientConnection = await Connection.connect({ address: temporal.address });
+  if (!options.skipSearchAttributeRegistration) {
+    const added = await ensureSearchAttributes(clientConnection, temporal.namespace);
+    if (added.length > 0) logger.info({ added }, 'registered search attributes');
+  }
+  const client = new Client({ connection: clientConnection, namespace: temporal.namespace });
+  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
+    activities: createActivities({
+      orm: options.orm,
+      secrets: options.secrets,
+      client,
+      taskQueue: temporal.taskQueue,
+    }),
+    ...(options.workflows ?? workflowSource()),
+    ...(temporal.cachedWorkflows ? { maxCachedWorkflows: temporal.cachedWorkflows } : {}),
+  });
+  const relay = new OutboxRelay({
+    databaseUrl: options.databaseUrl,
+    dispatch: createOrchestrationDispatch(client, temporal.taskQueue),
+    logger: logger.child({ component: 'outbox-relay' }),
+  });
+  const done = worker.run();
+  await relay.start();
+  logger.info({ taskQueue: temporal.taskQueue, namespace: temporal.namespace }, 'worker running');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await relay.stop();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
+      await nativeConnection.close();
+      await clientConnection.close();
+    })());
+  return { client, worker, relay, done, stop };
+}

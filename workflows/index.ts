@@ -1,0 +1,5 @@
+// The worker bundles this file and everything it imports into the workflow sandbox: import only
+// deterministic code here (domain/, @temporalio/workflow), never I/O.
+export { leaseWorkflow } from './lease';
+export { releaseWorkflow } from './release';
+export { targetRolloutWorkflow, versionRolloutWorkflow } from './rollout';
