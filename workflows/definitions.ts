@@ -17,3 +17,9 @@ export interface ReleaseView {
 
 /** Why a release waits, each rule's state and the next evaluation time; or what it runs. */
 export const releaseStateQuery = defineQuery<ReleaseView>('releaseState');
+
+/**
+ * The heartbeat timeout of every ordinary activity (they heartbeat every 2 s, see
+ * activities/heartbeat.ts): a worker that dies mid-activity is noticed this soon.
+ */
+export const HEARTBEAT_TIMEOUT = '10 seconds';

@@ -14,7 +14,7 @@ import { decideRetry, evaluateGates, type GateEvaluation } from '../domain/gates
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { VerificationMetric } from '../domain/policies';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
-import { releaseStateQuery, wakeSignal, type ReleaseView } from './definitions';
+import { HEARTBEAT_TIMEOUT, releaseStateQuery, wakeSignal, type ReleaseView } from './definitions';
 import { searchAttributes } from './searchAttributes';
 import type { z } from 'zod';
 
@@ -31,12 +31,14 @@ const steps = proxyLocalActivities<Activities>({
 
 const agents = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 const probes = proxyActivities<Activities>({
   // An HTTP probe has its own timeout (at most 300 s); a retry only covers a lost worker.
   startToCloseTimeout: '6 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 

@@ -1,9 +1,11 @@
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
+import { HEARTBEAT_TIMEOUT } from './definitions';
 
 const { rollOutVersionBatch, rollOutTargets, recordRollout } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

@@ -49,9 +49,12 @@ describe('a worker killed mid-release', () => {
     const releases = await eventually(
       async () => {
         const all = await api.releases();
-        return all.length === count && all.every((release) => release.phase === 'succeeded')
-          ? all
-          : undefined;
+        if (all.length === count && all.every((release) => release.phase === 'succeeded')) return all;
+        // Thrown, not returned: on a timeout, the last state seen is part of the message.
+        const jobs = await api.jobs();
+        throw new Error(
+          `releases ${JSON.stringify(all.map((release) => release.phase))}, jobs ${JSON.stringify(jobs.map((job) => job.status))}`,
+        );
       },
       { what: 'every release to succeed after the restart', timeoutMs: 90_000 },
     );
