@@ -60,6 +60,13 @@ export function variablesAsEnvironment(variables: Record<string, unknown> = {}):
   );
 }
 
+/**
+ * A wrong key, workspace or agent id (401, 403, 404 on the poll) does not mend itself: the agent
+ * stops with the reason instead of polling forever. Everything else is retried with backoff.
+ */
+export class AgentRefusedError extends Error {}
+const REFUSALS = [401, 403, 404];
+
 /** SIGTERM to the job's command and every process it started. */
 function stopCommand(running: Running): void {
   const child = running.child;
@@ -87,13 +94,24 @@ export class PullAgent {
     return `v1/workspaces/${this.options.workspaceId}`;
   }
 
-  /** Polls and runs jobs until `stop()`. */
+  /** Polls and runs jobs until `stop()`; rejects only when the server refuses the agent. */
   async run(): Promise<void> {
+    this.options.log(`agent ${this.options.jobAgentId}: polling ${this.options.apiUrl}`);
+    try {
+      await this.pollUntilStopped();
+    } finally {
+      // A stop may still be giving the job back: its request needs the client.
+      await this.stopped;
+      this.client.close();
+    }
+  }
+
+  private async pollUntilStopped(): Promise<void> {
     const { log } = this.options;
-    log(`agent ${this.options.jobAgentId}: polling ${this.options.apiUrl}`);
     let idle = 1;
     while (!this.stopping) {
       const job = await this.claimNext().catch((error: unknown) => {
+        if (error instanceof AgentRefusedError) throw error;
         log(`poll failed: ${(error as Error).message}`);
         return undefined;
       });
@@ -110,15 +128,12 @@ export class PullAgent {
         await this.giveBack(job).catch((error: unknown) =>
           log(`give back failed: ${(error as Error).message}`),
         );
-        break;
+        return;
       }
       this.running = this.start(job);
       await this.running.done;
       this.running = undefined;
     }
-    // A stop may still be giving the job back: its request needs the client.
-    await this.stopped;
-    this.client.close();
   }
 
   /**
@@ -163,6 +178,12 @@ export class PullAgent {
       'GET',
       `${this.base}/job-agents/${this.options.jobAgentId}/jobs?status=queued&limit=32`,
     );
+    if (REFUSALS.includes(poll.status)) {
+      const detail = (poll.body as { detail?: string } | undefined)?.detail ?? '';
+      throw new AgentRefusedError(
+        `the server refused the poll (${poll.status}${detail ? `: ${detail}` : ''}); check --api, --key, --workspace and --agent`,
+      );
+    }
     if (poll.status !== 200) throw new Error(`poll answered ${poll.status}: ${JSON.stringify(poll.body)}`);
     const items = poll.body.items;
     // Agents that start at the same oldest job collide on every claim; a random start spreads them.

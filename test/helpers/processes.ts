@@ -17,6 +17,8 @@ export function spawnFlightdeck(
     env?: NodeJS.ProcessEnv;
     /** 'pipe' to read what it prints. */
     stdout?: 'ignore' | 'pipe';
+    /** 'pipe' to read its errors (default: the test's stderr). */
+    stderr?: 'inherit' | 'pipe';
     /** Its own process group, so that `killGroup` takes its children with it. */
     detached?: boolean;
   } = {},
@@ -32,7 +34,7 @@ export function spawnFlightdeck(
       LOG_LEVEL: 'error',
       ...options.env,
     },
-    stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'],
+    stdio: ['ignore', options.stdout ?? 'ignore', options.stderr ?? 'inherit'],
     detached: options.detached ?? false,
   });
 }

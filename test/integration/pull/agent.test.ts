@@ -167,4 +167,25 @@ describe('the reference pull agent', () => {
     expect(quick.child.exitCode).toBe(0);
     expect((await jobOf(running.id)).status).toBe('successful');
   }, 90_000);
+
+  it('stops with the reason when the server refuses its key, instead of polling forever', async () => {
+    const fixture = await pullFixture(stack, 'refused');
+    const child = spawnFlightdeck(
+      stack,
+      [
+        'agent',
+        'run',
+        ...['--agent', fixture.agentId, '--exec', 'true', '--api', server.url, '--key', 'fdk_not-a-key'],
+        ...['--workspace', stack.workspaceId, '--work-dir', workDir],
+      ],
+      { stderr: 'pipe', detached: true },
+    );
+    agents.push(child);
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    await exited(child);
+    expect(child.exitCode).toBe(1);
+    expect(errors).toMatch(/the server refused the poll \(401/);
+    expect((await jobOf(fixture.jobs[0]!.id)).status).toBe('queued');
+  });
 });
