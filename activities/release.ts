@@ -15,7 +15,6 @@ import { selectorMatches } from '../domain/selectors';
 import type { z } from 'zod';
 import { dispatchers } from './agents';
 import type { DispatchResult } from './agents/dispatcher';
-import { heartbeating } from './heartbeat';
 
 export interface ReleaseActivityDeps {
   orm: Database;
@@ -96,61 +95,6 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     );
   }
 
-  /** One measurement of an `http` metric: the request, then the success and failure conditions over its result. */
-  async function measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
-    const em = fork();
-    const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
-    const metric = verification?.metrics[metricIndex] as z.infer<typeof VerificationMetric> | undefined;
-    if (!verification || !metric || metric.provider.type !== 'http')
-      return { passed: false, error: 'no such metric' };
-    const provider = metric.provider;
-    const started = Date.now();
-    let result: Record<string, unknown>;
-    try {
-      const response = await fetch(provider.url, {
-        method: provider.method,
-        headers: provider.headers,
-        body: provider.body,
-        signal: AbortSignal.timeout(provider.timeoutSeconds * 1000),
-      });
-      const text = (await response.text()).slice(0, HTTP_BODY_LIMIT);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = null;
-      }
-      result = {
-        ok: response.ok,
-        statusCode: response.status,
-        body: text,
-        json,
-        durationMs: Date.now() - started,
-      };
-    } catch (error) {
-      result = {
-        ok: false,
-        statusCode: 0,
-        body: '',
-        json: null,
-        durationMs: Date.now() - started,
-        error: String(error),
-      };
-    }
-    const failed = metric.failureCondition
-      ? selectorMatches('measurement', metric.failureCondition, { result })
-      : false;
-    const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
-    await appendMeasurement(verificationId, {
-      metric: metric.name,
-      at: new Date().toISOString(),
-      passed,
-      result: { statusCode: result.statusCode, durationMs: result.durationMs },
-      ...(result.error ? { error: String(result.error) } : {}),
-    });
-    return { passed };
-  }
-
   return {
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
       return loadRelease(fork(), releaseId);
@@ -169,14 +113,12 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     },
 
     /** Hands a job to its agent, through the dispatcher of the agent's type. */
-    dispatchJob(jobId: string): Promise<DispatchResult> {
-      return heartbeating(async () => {
-        const em = fork();
-        const job = await em.findOne(JobSchema, { id: jobId });
-        if (!job) return { kind: 'ended', status: 'cancelled' };
-        if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
-        return dispatchers[job.agentType].dispatch(job, { em, secrets });
-      });
+    async dispatchJob(jobId: string): Promise<DispatchResult> {
+      const em = fork();
+      const job = await em.findOne(JobSchema, { id: jobId });
+      if (!job) return { kind: 'ended', status: 'cancelled' };
+      if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
+      return dispatchers[job.agentType].dispatch(job, { em, secrets });
     },
 
     async completeJob(jobId: string, status: JobStatus, message: string | null): Promise<void> {
@@ -190,8 +132,59 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       return progressOf(releaseId);
     },
 
-    measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
-      return heartbeating(() => measureHttpMetric(verificationId, metricIndex));
+    /** One measurement of an `http` metric: the request, then the success and failure conditions over its result. */
+    async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
+      const em = fork();
+      const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
+      const metric = verification?.metrics[metricIndex] as z.infer<typeof VerificationMetric> | undefined;
+      if (!verification || !metric || metric.provider.type !== 'http')
+        return { passed: false, error: 'no such metric' };
+      const provider = metric.provider;
+      const started = Date.now();
+      let result: Record<string, unknown>;
+      try {
+        const response = await fetch(provider.url, {
+          method: provider.method,
+          headers: provider.headers,
+          body: provider.body,
+          signal: AbortSignal.timeout(provider.timeoutSeconds * 1000),
+        });
+        const text = (await response.text()).slice(0, HTTP_BODY_LIMIT);
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = null;
+        }
+        result = {
+          ok: response.ok,
+          statusCode: response.status,
+          body: text,
+          json,
+          durationMs: Date.now() - started,
+        };
+      } catch (error) {
+        result = {
+          ok: false,
+          statusCode: 0,
+          body: '',
+          json: null,
+          durationMs: Date.now() - started,
+          error: String(error),
+        };
+      }
+      const failed = metric.failureCondition
+        ? selectorMatches('measurement', metric.failureCondition, { result })
+        : false;
+      const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
+      await appendMeasurement(verificationId, {
+        metric: metric.name,
+        at: new Date().toISOString(),
+        passed,
+        result: { statusCode: result.statusCode, durationMs: result.durationMs },
+        ...(result.error ? { error: String(result.error) } : {}),
+      });
+      return { passed };
     },
 
     /** A `sleep` metric's measurement: the workflow waited; this records it. */

@@ -4,7 +4,6 @@ import type { Database } from '../db/database';
 import { rollOutTargets, rollOutVersionBatch, type FanoutResult } from '../db/releaseFanout';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { startReleaseWorkflows, wakeReleaseWorkflows } from './releaseWorkflows';
-import { heartbeating } from './heartbeat';
 
 export interface RolloutActivityDeps {
   orm: Database;
@@ -23,37 +22,33 @@ export function createRolloutActivities({ orm, client, taskQueue }: RolloutActiv
 
   return {
     /** One batch of a version's rollout; returns the cursor of the next batch, if there is one. */
-    rollOutVersionBatch(input: { versionId: string; after?: string; batchSize: number }) {
-      return heartbeating(async () => {
-        const result = await fork().transactional((em) =>
-          rollOutVersionBatch(em, input.versionId, input.after, input.batchSize),
-        );
-        await launch(result);
-        return { next: result.next, releases: result.releases.length };
-      });
+    async rollOutVersionBatch(input: { versionId: string; after?: string; batchSize: number }) {
+      const result = await fork().transactional((em) =>
+        rollOutVersionBatch(em, input.versionId, input.after, input.batchSize),
+      );
+      await launch(result);
+      return { next: result.next, releases: result.releases.length };
     },
 
-    rollOutTargets(input: { workspaceId: string; targets: ReleaseTargetRef[] }) {
-      return heartbeating(async () => {
-        const result = await fork().transactional((em) =>
-          rollOutTargets(em, input.workspaceId, input.targets),
-        );
-        await launch(result);
-        return { releases: result.releases.length };
-      });
+    async rollOutTargets(input: { workspaceId: string; targets: ReleaseTargetRef[] }) {
+      const result = await fork().transactional((em) => rollOutTargets(em, input.workspaceId, input.targets));
+      await launch(result);
+      return { releases: result.releases.length };
     },
 
-    recordRollout(input: { versionId: string; releaseCount: number; completed: boolean }): Promise<void> {
-      return heartbeating(async () => {
-        await fork().execute(
-          `UPDATE deployment_version
+    async recordRollout(input: {
+      versionId: string;
+      releaseCount: number;
+      completed: boolean;
+    }): Promise<void> {
+      await fork().execute(
+        `UPDATE deployment_version
             SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
                 rollout_release_count = ?,
                 rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, now()) END
           WHERE id = ?`,
-          [input.completed, input.releaseCount, input.completed, input.versionId],
-        );
-      });
+        [input.completed, input.releaseCount, input.completed, input.versionId],
+      );
     },
   };
 }

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
+import { activityHeartbeats } from './activityHeartbeats';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
@@ -54,6 +55,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       client,
       taskQueue: temporal.taskQueue,
     }),
+    interceptors: { activity: [activityHeartbeats] },
     ...(options.workflows ?? workflowSource()),
     ...(temporal.cachedWorkflows ? { maxCachedWorkflows: temporal.cachedWorkflows } : {}),
   });

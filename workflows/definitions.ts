@@ -19,7 +19,7 @@ export interface ReleaseView {
 export const releaseStateQuery = defineQuery<ReleaseView>('releaseState');
 
 /**
- * The heartbeat timeout of every ordinary activity (they heartbeat every 2 s, see
- * activities/heartbeat.ts): a worker that dies mid-activity is noticed this soon.
+ * The heartbeat timeout of every ordinary activity (the worker heartbeats them every 2 s, see
+ * worker/activityHeartbeats.ts): a worker that dies mid-activity is noticed this soon.
  */
 export const HEARTBEAT_TIMEOUT = '10 seconds';
