@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../domain/jobStatus';
 import { OUTBOX_CHANNEL } from './outbox';
-import { wakeReleases } from './releaseWake';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -122,23 +121,21 @@ export async function readClaim(
 /**
  * The reaper's step for one lease, fenced by the claim id: if that claim still exists and has
  * expired, it is deleted and its in_progress job goes back to queued. A late timer of an old claim
- * finds nothing to delete; a heartbeat that came first leaves the claim unexpired.
+ * finds nothing to delete; a heartbeat that came first leaves the claim unexpired. Like the claim,
+ * it does not wake the release: queued and in_progress are both "not ended yet" to a release, and
+ * a thousand leases expiring together would otherwise wake a thousand releases for nothing.
  */
-export function expireClaim(em: EntityManager, jobId: string, claimId: string): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    const [row] = await tx.execute<{ expired: number; release_id: string | null }[]>(
-      `WITH gone AS (
-         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
-       ), requeued AS (
-         UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
-                message = 'the lease expired without a heartbeat; back in the queue'
-          WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
-          RETURNING release_id
-       )
-       SELECT (SELECT count(*) FROM gone)::int AS expired, (SELECT release_id FROM requeued) AS release_id`,
-      [jobId, claimId],
-    );
-    if (row?.release_id) await wakeReleases(tx, [row.release_id]);
-    return (row?.expired ?? 0) > 0;
-  });
+export async function expireClaim(em: EntityManager, jobId: string, claimId: string): Promise<boolean> {
+  const [row] = await em.execute<{ expired: number }[]>(
+    `WITH gone AS (
+       DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
+     ), requeued AS (
+       UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
+              message = 'the lease expired without a heartbeat; back in the queue'
+        WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
+     )
+     SELECT count(*)::int AS expired FROM gone`,
+    [jobId, claimId],
+  );
+  return (row?.expired ?? 0) > 0;
 }
