@@ -14,7 +14,7 @@ import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
 import type { z } from 'zod';
 import { dispatchers } from './agents';
-import type { DispatchResult } from './agents/dispatcher';
+import type { DispatchResult, FollowResult } from './agents/dispatcher';
 
 export interface ReleaseActivityDeps {
   orm: Database;
@@ -119,6 +119,15 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       if (!job) return { kind: 'ended', status: 'cancelled' };
       if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
       return dispatchers[job.agentType].dispatch(job, { em, secrets });
+    },
+
+    /** One look at a pushed job's remote run (see `JobDispatcher.follow`). */
+    async followJob(jobId: string): Promise<FollowResult> {
+      const em = fork();
+      const job = await em.findOne(JobSchema, { id: jobId });
+      const follow = job?.agentType ? dispatchers[job.agentType].follow : undefined;
+      if (!job || !follow) return { done: true };
+      return follow(job, { em, secrets });
     },
 
     async completeJob(jobId: string, status: JobStatus, message: string | null): Promise<void> {

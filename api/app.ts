@@ -19,6 +19,7 @@ import { environmentRoutes } from './routes/environments';
 import { jobAgentRoutes } from './routes/jobAgents';
 import { policyRoutes } from './routes/policies';
 import { pullRoutes } from './routes/pull';
+import { githubWebhookRoutes } from './routes/githubWebhook';
 import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
@@ -63,6 +64,7 @@ export const apiRoutes: readonly Route[] = [
   ...releaseRoutes,
   ...jobRoutes,
   ...pullRoutes,
+  ...githubWebhookRoutes,
 ];
 
 /** `{name}` (OpenAPI) to `:name` (the router's syntax). */

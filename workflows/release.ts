@@ -48,6 +48,12 @@ const probes = proxyActivities<Activities>({
  * up to 6 hours, while nothing happens, so thousands of idle releases cost little.
  */
 const FIRST_IDLE_WAIT_MS = 10 * 60_000;
+/**
+ * A pushed job's remote run is looked at after 5 s, then less and less often while nothing
+ * changes, up to every minute; a webhook makes the looks a fallback.
+ */
+const FIRST_FOLLOW_MS = 5_000;
+const LONGEST_FOLLOW_MS = 60_000;
 const LONGEST_IDLE_WAIT_MS = 6 * 60 * 60_000;
 const HISTORY_LIMIT = 2_000;
 
@@ -187,6 +193,22 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       });
     };
 
+    const followed = new Set<string>();
+    const follow = async (jobId: string) => {
+      let delayMs = FIRST_FOLLOW_MS;
+      for (;;) {
+        await sleep(delayMs);
+        const look = await agents.followJob(jobId);
+        if (look.done) return;
+        delayMs = look.changed ? FIRST_FOLLOW_MS : Math.min(delayMs * 2, LONGEST_FOLLOW_MS);
+      }
+    };
+    const startFollowing = (jobId: string) => {
+      if (followed.has(jobId)) return;
+      followed.add(jobId);
+      inBackground(follow(jobId));
+    };
+
     const measure = async (verificationId: string, index: number, metric: Metric): Promise<boolean> => {
       let run = 0;
       let best = 0;
@@ -225,7 +247,11 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       const progress = await steps.releaseProgress(releaseId);
       if (!progress) return { phase: 'gone' };
       view.phase = progress.phase;
-      if (isTerminalReleasePhase(progress.phase)) return { phase: progress.phase };
+      if (isTerminalReleasePhase(progress.phase)) {
+        // Ended from outside (a cancel): one last look at each pushed job cancels its remote run.
+        await Promise.all([...followed].map((jobId) => agents.followJob(jobId)));
+        return { phase: progress.phase };
+      }
       attempt = progress.attempt;
       view.attempt = attempt;
       const ids = progress.jobs.map((job) => job.id);
@@ -236,9 +262,12 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
 
       const current = progress.jobs.filter((job) => job.attempt === attempt);
       for (const job of current) {
+        // A job triggered by an earlier run of this workflow is followed by this one.
+        if (job.status === 'triggered') startFollowing(job.id);
         if (job.status !== 'pending' || dispatched.has(job.id)) continue;
         dispatched.add(job.id);
         const result = await agents.dispatchJob(job.id);
+        if (result.kind === 'triggered') startFollowing(job.id);
         if (result.kind === 'scheduled') {
           inBackground(
             sleep(result.afterSeconds * 1000).then(() =>

@@ -2,12 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { SecretBox } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
+import { openTree } from '../../db/sensitiveValues';
+import type { z } from 'zod';
 
 /** What dispatching a job did, and what the release workflow does next. */
 export type DispatchResult =
   /** Waiting for a pull agent to claim it. */
   | { kind: 'queued' }
-  /** Handed to an external system; its status comes back by report or polling. */
+  /** Handed to an external system; its status comes back by webhook, or by `follow` on a timer. */
   | { kind: 'triggered' }
   /** To be completed by the workflow after a delay (the test runner). */
   | { kind: 'scheduled'; afterSeconds: number; status: JobStatus; message: string | null }
@@ -19,7 +21,44 @@ export interface DispatchDeps {
   secrets: SecretBox;
 }
 
+/** One look at a pushed job's remote run: `done` once the job has ended; `changed` if the job moved. */
+export interface FollowResult {
+  done: boolean;
+  changed?: boolean;
+}
+
 /** One implementation per job agent type (SPEC: push agents and `http-pull`). */
 export interface JobDispatcher {
   dispatch(job: Job, deps: DispatchDeps): Promise<DispatchResult>;
+  /**
+   * Push agents: looks at the remote run once and brings the job's status up to date; for a job
+   * that ended here (a cancelled release), cancels the remote run where the service allows it.
+   * The release workflow calls it on a durable timer for every `triggered` job.
+   */
+  follow?(job: Job, deps: DispatchDeps): Promise<FollowResult>;
+}
+
+/**
+ * The agent type's own fields of a job's merged configuration (the merge also holds variables and
+ * the release context), parsed with the type's schema; secrets opened.
+ */
+export function agentConfigOf<S extends z.ZodObject>(schema: S, job: Job, secrets: SecretBox): z.output<S> {
+  const merged = openTree(secrets, job.jobAgentConfig);
+  const own = Object.keys(schema.shape);
+  return schema.parse(Object.fromEntries(Object.entries(merged).filter(([key]) => own.includes(key))));
+}
+
+/** Ends a job during dispatch (an unusable configuration, a refusal by the remote), with the reason. */
+export async function endAtDispatch(
+  em: EntityManager,
+  jobId: string,
+  status: JobStatus,
+  message: string,
+): Promise<DispatchResult> {
+  await em.execute(
+    `UPDATE job SET status = ?, message = ?, completed_at = now(), updated_at = now()
+      WHERE id = ? AND status = 'pending'`,
+    [status, message, jobId],
+  );
+  return { kind: 'ended', status };
 }

@@ -1,19 +1,13 @@
 import { TestRunnerConfig } from '../../domain/jobAgents';
-import type { JobDispatcher } from './dispatcher';
+import { agentConfigOf, type JobDispatcher } from './dispatcher';
 
 /**
  * The `test-runner` agent, for tests and demos: the job runs at once and ends with the configured
  * status after the configured delay, which the release workflow waits out on a durable timer.
  */
 export const testRunnerDispatcher: JobDispatcher = {
-  async dispatch(job, { em }) {
-    const config = TestRunnerConfig.parse(
-      Object.fromEntries(
-        Object.entries(job.jobAgentConfig).filter(([key]) =>
-          Object.keys(TestRunnerConfig.shape).includes(key),
-        ),
-      ),
-    );
+  async dispatch(job, { em, secrets }) {
+    const config = agentConfigOf(TestRunnerConfig, job, secrets);
     await em.execute(
       `UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = ? AND status = 'pending'`,

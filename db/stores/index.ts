@@ -17,6 +17,7 @@ import { TargetStateStore } from './targetStates';
 import { VariableStore } from './variables';
 import { VersionStore } from './versions';
 import { WorkspaceStore } from './workspaces';
+import { GithubWebhookStore } from './githubWebhooks';
 
 /** What the HTTP layer may ask of persistence; one set per request, sharing one EntityManager. */
 export interface Stores {
@@ -35,6 +36,7 @@ export interface Stores {
   jobs: JobStore;
   targetStates: TargetStateStore;
   pull: PullStore;
+  githubWebhooks: GithubWebhookStore;
 }
 
 export function createStores(orm: Database, secrets: SecretBox, faults: Faults = new Set()): Stores {
@@ -55,5 +57,6 @@ export function createStores(orm: Database, secrets: SecretBox, faults: Faults =
     jobs: new JobStore(em),
     targetStates: new TargetStateStore(em),
     pull: new PullStore(em, secrets, faults),
+    githubWebhooks: new GithubWebhookStore(em, secrets),
   };
 }

@@ -1,0 +1,90 @@
+import type { z } from 'zod';
+import type { WorkflowRun } from '../../../domain/github';
+import type { GithubAppConfig } from '../../../domain/jobAgents';
+import { remoteJson, type RemoteRequest } from '../remote';
+import { GITHUB_HEADERS, installationToken } from './auth';
+
+/** What a dispatch needs of the merged configuration; checked before anything is sent. */
+export interface GithubTarget {
+  baseUrl: string;
+  owner: string;
+  repo: string;
+  workflowId: number | string;
+  ref: string;
+  auth: { token: string } | { appId: number; installationId: number; privateKey: string };
+}
+
+/** The merged configuration as a target, or what is missing from it. */
+export function githubTarget(config: z.output<typeof GithubAppConfig>): GithubTarget | { missing: string[] } {
+  const secret = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const token = secret(config.token);
+  const privateKey = secret(config.private_key);
+  const app =
+    config.app_id && config.installation_id && privateKey
+      ? { appId: config.app_id, installationId: config.installation_id, privateKey }
+      : undefined;
+  const missing = [
+    config.owner ? undefined : 'owner',
+    config.repo ? undefined : 'repo',
+    config.workflow_id ? undefined : 'workflow_id',
+    token || app ? undefined : 'token, or app_id + installation_id + private_key',
+  ].filter((field): field is string => field !== undefined);
+  if (missing.length > 0) return { missing };
+  return {
+    baseUrl: (config.base_url ?? 'https://api.github.com').replace(/\/$/, ''),
+    owner: config.owner!,
+    repo: config.repo!,
+    workflowId: config.workflow_id!,
+    ref: config.ref,
+    auth: token ? { token } : app!,
+  };
+}
+
+/** The few GitHub Actions REST endpoints the workflow runner uses. */
+export class GithubActions {
+  constructor(private readonly target: GithubTarget) {}
+
+  private async call<T>(path: string, request: RemoteRequest = {}): Promise<T> {
+    const { auth, baseUrl } = this.target;
+    const token = 'token' in auth ? auth.token : await installationToken(baseUrl, auth);
+    return remoteJson<T>('GitHub', `${baseUrl}${path}`, {
+      ...request,
+      headers: { authorization: `Bearer ${token}`, ...GITHUB_HEADERS },
+    });
+  }
+
+  private get repoPath(): string {
+    return `/repos/${encodeURIComponent(this.target.owner)}/${encodeURIComponent(this.target.repo)}`;
+  }
+
+  async dispatch(inputs: Record<string, string>): Promise<void> {
+    await this.call(
+      `${this.repoPath}/actions/workflows/${encodeURIComponent(String(this.target.workflowId))}/dispatches`,
+      {
+        method: 'POST',
+        body: { ref: this.target.ref, inputs },
+      },
+    );
+  }
+
+  /** The workflow's dispatched runs created since `since`, newest first. */
+  async dispatchedRuns(since: Date): Promise<WorkflowRun[]> {
+    const query = new URLSearchParams({
+      event: 'workflow_dispatch',
+      created: `>=${since.toISOString().slice(0, 19)}Z`,
+      per_page: '100',
+    });
+    const page = await this.call<{ workflow_runs: WorkflowRun[] }>(
+      `${this.repoPath}/actions/workflows/${encodeURIComponent(String(this.target.workflowId))}/runs?${query}`,
+    );
+    return page.workflow_runs;
+  }
+
+  run(runId: string): Promise<WorkflowRun> {
+    return this.call<WorkflowRun>(`${this.repoPath}/actions/runs/${encodeURIComponent(runId)}`);
+  }
+
+  async cancel(runId: string): Promise<void> {
+    await this.call(`${this.repoPath}/actions/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
+  }
+}
