@@ -62,3 +62,14 @@ export async function endAtDispatch(
   );
   return { kind: 'ended', status };
 }
+
+/**
+ * What a dispatch cannot do without: the names among `fields` that have no value (a secret counts
+ * only once opened to text), as the reason the job ends `invalid_job_agent`; undefined if none.
+ */
+export function missingConfiguration(type: string, fields: Record<string, unknown>): string | undefined {
+  const missing = Object.entries(fields)
+    .filter(([, value]) => value === undefined || value === null || value === '')
+    .map(([name]) => name);
+  return missing.length > 0 ? `the ${type} configuration lacks ${missing.join(', ')}` : undefined;
+}

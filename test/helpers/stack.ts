@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
@@ -46,10 +47,24 @@ export interface TestStackOptions {
   faults?: Fault[];
   /** Who may use pull endpoints over plain HTTP (default: loopback only). */
   transport?: TransportPolicy;
+  /** Where the API, the worker and (for the file's first stack) Temporal's runtime log. */
+  logger?: Logger;
 }
 
 export function testLogger(): Logger {
   return pino({ level: process.env.FLIGHTDECK_TEST_LOG ?? 'silent' });
+}
+
+/** A logger at the most verbose level that keeps every line, for tests that check what is never logged. */
+export function capturedLogger(): { logger: Logger; text: () => string } {
+  let lines = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines += chunk.toString();
+      done();
+    },
+  });
+  return { logger: pino({ level: 'trace' }, sink), text: () => lines };
 }
 
 let runtimeInstalled = false;
@@ -59,7 +74,7 @@ let runtimeInstalled = false;
  * app behind supertest, a Temporal client, and a worker on a task queue no other file uses.
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
-  const logger = testLogger();
+  const logger = options.logger ?? testLogger();
   if (!runtimeInstalled) {
     installTemporalRuntime(logger);
     runtimeInstalled = true;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { WorkflowRun } from '../../../domain/github';
 import type { GithubAppConfig } from '../../../domain/jobAgents';
+import { missingConfiguration } from '../dispatcher';
 import { remoteJson, type RemoteRequest } from '../remote';
 import { GITHUB_HEADERS, installationToken } from './auth';
 
@@ -14,8 +15,8 @@ export interface GithubTarget {
   auth: { token: string } | { appId: number; installationId: number; privateKey: string };
 }
 
-/** The merged configuration as a target, or what is missing from it. */
-export function githubTarget(config: z.output<typeof GithubAppConfig>): GithubTarget | { missing: string[] } {
+/** The merged configuration as a target, or the reason it cannot be one. */
+export function githubTarget(config: z.output<typeof GithubAppConfig>): GithubTarget | string {
   const secret = (value: unknown) => (typeof value === 'string' ? value : undefined);
   const token = secret(config.token);
   const privateKey = secret(config.private_key);
@@ -23,13 +24,13 @@ export function githubTarget(config: z.output<typeof GithubAppConfig>): GithubTa
     config.app_id && config.installation_id && privateKey
       ? { appId: config.app_id, installationId: config.installation_id, privateKey }
       : undefined;
-  const missing = [
-    config.owner ? undefined : 'owner',
-    config.repo ? undefined : 'repo',
-    config.workflow_id ? undefined : 'workflow_id',
-    token || app ? undefined : 'token, or app_id + installation_id + private_key',
-  ].filter((field): field is string => field !== undefined);
-  if (missing.length > 0) return { missing };
+  const missing = missingConfiguration('github-app', {
+    owner: config.owner,
+    repo: config.repo,
+    workflow_id: config.workflow_id,
+    'token, or app_id + installation_id + private_key': token ?? app,
+  });
+  if (missing) return missing;
   return {
     baseUrl: (config.base_url ?? 'https://api.github.com').replace(/\/$/, ''),
     owner: config.owner!,

@@ -1,13 +1,10 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../../db/entities';
-import { changeJobStatus, type JobStatusChange } from '../../../db/jobStatusChanges';
 import { openTree } from '../../../db/sensitiveValues';
-import { ConflictError } from '../../../domain/errors';
 import { describeRun, isRunOfJob, jobStatusOfRun, workflowInputs } from '../../../domain/github';
 import { GithubAppConfig } from '../../../domain/jobAgents';
 import { isTerminalJobStatus } from '../../../domain/jobStatus';
 import { agentConfigOf, endAtDispatch, type DispatchDeps, type JobDispatcher } from '../dispatcher';
-import { RemoteRefusal } from '../remote';
+import { dispatchRemote, lookAtRemote, moveJobQuietly } from '../pushAgent';
 import { GithubActions, githubTarget } from './api';
 
 /** How long a dispatched job may wait for its run to show up before it ends `external_run_not_found`. */
@@ -17,18 +14,7 @@ const CLOCK_SLACK_MS = 60_000;
 
 function actionsFor(job: Job, secrets: DispatchDeps['secrets']): GithubActions | string {
   const target = githubTarget(agentConfigOf(GithubAppConfig, job, secrets));
-  return 'missing' in target
-    ? `the github-app configuration lacks ${target.missing.join(', ')}`
-    : new GithubActions(target);
-}
-
-/** A status move that a webhook may have made first: losing that race is fine. */
-async function moveJob(em: EntityManager, jobId: string, change: JobStatusChange): Promise<void> {
-  try {
-    await changeJobStatus(em, {}, jobId, change);
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-  }
+  return typeof target === 'string' ? target : new GithubActions(target);
 }
 
 /**
@@ -43,25 +29,16 @@ export const githubDispatcher: JobDispatcher = {
     const context = openTree(secrets, job.dispatchContext) as {
       inputs: Parameters<typeof workflowInputs>[0];
     };
-    try {
+    return dispatchRemote(em, job, async () => {
       await actions.dispatch(workflowInputs(context.inputs));
-    } catch (error) {
-      if (error instanceof RemoteRefusal)
-        return endAtDispatch(em, job.id, 'invalid_integration', error.message);
-      throw error;
-    }
-    await em.execute(
-      `UPDATE job SET status = 'triggered', message = 'workflow dispatched; waiting for its run', updated_at = now()
-        WHERE id = ? AND status = 'pending'`,
-      [job.id],
-    );
-    return { kind: 'triggered' };
+      return { message: 'workflow dispatched; waiting for its run' };
+    });
   },
 
-  async follow(job, { em, secrets }) {
+  follow(job, { em, secrets }) {
     const actions = actionsFor(job, secrets);
-    if (typeof actions === 'string') return { done: true };
-    try {
+    if (typeof actions === 'string') return Promise.resolve({ done: true });
+    return lookAtRemote(em, job, async () => {
       if (isTerminalJobStatus(job.status)) {
         // Ended here while the run may still go on: a cancelled release cancels its run.
         if (job.status === 'cancelled' && job.externalId) await actions.cancel(job.externalId);
@@ -74,7 +51,7 @@ export const githubDispatcher: JobDispatcher = {
           );
       if (!run) {
         if (Date.now() - job.createdAt.getTime() < RUN_APPEARS_WITHIN_MS) return { done: false };
-        await moveJob(em, job.id, {
+        await moveJobQuietly(em, job.id, {
           status: 'external_run_not_found',
           message: `no run of the workflow carried the job id in its title within 10 minutes; give the workflow run-name: "… \${{ inputs.job_id }}"`,
         });
@@ -82,17 +59,10 @@ export const githubDispatcher: JobDispatcher = {
       }
       const status = jobStatusOfRun(run);
       const changed = status !== job.status || !job.externalId;
-      if (changed)
-        await moveJob(em, job.id, { status, externalId: String(run.id), message: describeRun(run) });
+      if (changed) {
+        await moveJobQuietly(em, job.id, { status, externalId: String(run.id), message: describeRun(run) });
+      }
       return { done: isTerminalJobStatus(status), changed };
-    } catch (error) {
-      if (!(error instanceof RemoteRefusal)) throw error;
-      if (isTerminalJobStatus(job.status)) return { done: true };
-      await moveJob(em, job.id, {
-        status: error.status === 404 && job.externalId ? 'external_run_not_found' : 'invalid_integration',
-        message: error.message,
-      });
-      return { done: true };
-    }
+    });
   },
 };

@@ -1,6 +1,7 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { eventually } from '../../helpers/eventually';
-import { recordsApi, type Job } from '../../helpers/orchestration';
+import { recordsApi } from '../../helpers/orchestration';
+import { pushAgents, type PushJob } from '../../helpers/push';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 import { FakeGithub, INSTALLATION_TOKEN } from '../../fakes/github';
 
@@ -21,7 +22,7 @@ describe('the GitHub workflow runner', () => {
   let stack: TestStack;
   let github: FakeGithub;
   let api: ReturnType<typeof recordsApi>;
-  let systemId: string;
+  let agents: ReturnType<typeof pushAgents>;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -30,46 +31,24 @@ describe('the GitHub workflow runner', () => {
       token: TOKEN,
     }).start();
     api = recordsApi(stack);
-    systemId = await api.system('GitHub');
+    agents = pushAgents(stack, await api.system('GitHub'));
   });
   afterAll(async () => {
     await github.close();
     await stack.close();
   });
 
-  /** A github-app agent, an environment and deployment of its own, one resource, version 1.0.0: its job. */
-  async function deployWith(name: string, config: object): Promise<{ job: Job; agentId: string }> {
-    const agentId = await api.agent(name, 'github-app', {
+  const deployWith = (name: string, config: object) =>
+    agents.deploy(name, 'github-app', {
       owner: 'acme',
       repo: 'deploys',
       workflow_id: 42,
       base_url: github.url,
       ...config,
     });
-    await api.environment(`env-${name}`, `resource.metadata["lane"] == "${name}"`, systemId);
-    const deploymentId = await api.deployment(`svc-${name}`, systemId, {
-      resourceSelector: `resource.metadata["lane"] == "${name}"`,
-      jobAgents: [{ ref: name }],
-    });
-    await api.resource(`${name}-node`, 'service', { lane: name });
-    await api.version(deploymentId, '1.0.0');
-    const [job] = await api.jobsSettleAt(1, `&jobAgentId=${agentId}`, `the job of ${name}`);
-    return { job: job!, agentId };
-  }
-  const jobOf = async (jobId: string) =>
-    (await api.get<{ job: Job & { externalId: string | null } }>(`/jobs/${jobId}`)).job;
-  const waitForJob = (
-    jobId: string,
-    predicate: (job: Job & { externalId: string | null }) => boolean,
-    what: string,
-  ) =>
-    eventually(
-      async () => {
-        const job = await jobOf(jobId);
-        return predicate(job) ? job : undefined;
-      },
-      { what, timeoutMs: 60_000 },
-    );
+  const jobOf = (jobId: string) => agents.jobOf(jobId);
+  const waitForJob = (jobId: string, predicate: (job: PushJob) => boolean, what: string) =>
+    agents.waitForJob(jobId, predicate, what);
   const runOf = (jobId: string) =>
     eventually(() => github.runs.find((run) => run.display_title.includes(jobId)), {
       what: 'the dispatched run',

@@ -1,0 +1,158 @@
+import type { Job } from '../../db/entities';
+import { openTree } from '../../db/sensitiveValues';
+import { ArgoCdConfig } from '../../domain/jobAgents';
+import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
+import { renderTemplate, templateContext, TemplateError } from '../../domain/templates';
+import {
+  agentConfigOf,
+  endAtDispatch,
+  missingConfiguration,
+  type DispatchDeps,
+  type JobDispatcher,
+} from './dispatcher';
+import { dispatchRemote, lookAtRemote, moveJobQuietly } from './pushAgent';
+import { remoteJson, type RemoteRequest } from './remote';
+
+/** The parts of an Argo CD Application's status that say how a sync went. */
+export interface ArgoApplicationStatus {
+  sync?: { status?: string; revision?: string };
+  health?: { status?: string; message?: string };
+  operationState?: { phase?: string; message?: string; startedAt?: string; finishedAt?: string };
+}
+
+/** Syncs that started a little before the job (clocks differ) still count as its own. */
+const CLOCK_SLACK_MS = 60_000;
+
+/**
+ * Where an Argo CD sync stands, as a job status: the sync operation failing, or the application
+ * turning Degraded, is a failure; Synced and Healthy after a successful sync is success; the rest is
+ * still in progress.
+ */
+export function jobStatusOfApplication(status: ArgoApplicationStatus): {
+  status: JobStatus;
+  message: string;
+} {
+  const operation = status.operationState;
+  const sync = status.sync?.status ?? 'Unknown';
+  const health = status.health?.status ?? 'Unknown';
+  const summary = `sync ${operation?.phase ?? 'pending'}, ${sync}, ${health}`;
+  if (operation?.phase === 'Failed' || operation?.phase === 'Error') {
+    return { status: 'failure', message: `Argo CD ${summary}: ${operation.message ?? 'the sync failed'}` };
+  }
+  if (health === 'Degraded') {
+    return {
+      status: 'failure',
+      message: `Argo CD ${summary}: ${status.health?.message ?? 'the application is degraded'}`,
+    };
+  }
+  if (operation?.phase === 'Succeeded' && sync === 'Synced' && health === 'Healthy') {
+    return { status: 'successful', message: `Argo CD ${summary}` };
+  }
+  return { status: 'in_progress', message: `Argo CD ${summary}` };
+}
+
+class ArgoCdApi {
+  constructor(
+    private readonly serverUrl: string,
+    private readonly apiKey: string,
+  ) {}
+
+  private call<T>(path: string, request: RemoteRequest = {}): Promise<T> {
+    return remoteJson<T>('Argo CD', `${this.serverUrl}${path}`, {
+      ...request,
+      headers: { authorization: `Bearer ${this.apiKey}` },
+    });
+  }
+
+  /** Creates the application, or updates it to this spec. */
+  async upsert(application: Record<string, unknown>): Promise<void> {
+    await this.call('/api/v1/applications?upsert=true', { method: 'POST', body: application });
+  }
+
+  async sync(name: string): Promise<void> {
+    await this.call(`/api/v1/applications/${encodeURIComponent(name)}/sync`, {
+      method: 'POST',
+      body: { name },
+    });
+  }
+
+  async status(name: string): Promise<ArgoApplicationStatus> {
+    return (
+      (
+        await this.call<{ status?: ArgoApplicationStatus }>(
+          `/api/v1/applications/${encodeURIComponent(name)}`,
+        )
+      ).status ?? {}
+    );
+  }
+
+  /** Stops the application's running sync operation. */
+  async terminate(name: string): Promise<void> {
+    await this.call(`/api/v1/applications/${encodeURIComponent(name)}/operation`, { method: 'DELETE' });
+  }
+}
+
+function apiFor(job: Job, secrets: DispatchDeps['secrets']): ArgoCdApi | string {
+  const config = agentConfigOf(ArgoCdConfig, job, secrets);
+  const apiKey = typeof config.api_key === 'string' ? config.api_key : undefined;
+  const missing = missingConfiguration('argo-cd', {
+    template: config.template,
+    server_url: config.server_url,
+    api_key: apiKey,
+  });
+  if (missing) return missing;
+  return new ArgoCdApi(config.server_url!.replace(/\/$/, ''), apiKey!);
+}
+
+/** The Application the agent's template renders for this job. */
+export function renderApplication(
+  job: Job,
+  secrets: DispatchDeps['secrets'],
+): { name: string; application: Record<string, unknown> } {
+  const { template } = agentConfigOf(ArgoCdConfig, job, secrets);
+  const application = renderTemplate(
+    template ?? '',
+    templateContext(job.id, openTree(secrets, job.dispatchContext)),
+  );
+  const name = (application.metadata as { name?: unknown } | undefined)?.name;
+  if (typeof name !== 'string' || !name)
+    throw new TemplateError('the rendered Application has no metadata.name');
+  return { name, application };
+}
+
+/**
+ * Argo CD (`argo-cd`): the template renders an Application, which is created or updated with
+ * `upsert`, then synced; the release workflow follows its sync and health until it settles.
+ */
+export const argoCdDispatcher: JobDispatcher = {
+  async dispatch(job, { em, secrets }) {
+    const api = apiFor(job, secrets);
+    if (typeof api === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', api);
+    return dispatchRemote(em, job, async () => {
+      const { name, application } = renderApplication(job, secrets);
+      await api.upsert(application);
+      await api.sync(name);
+      return { externalId: name, message: `Argo CD application ${name}: sync requested` };
+    });
+  },
+
+  follow(job, { em, secrets }) {
+    const api = apiFor(job, secrets);
+    if (typeof api === 'string' || !job.externalId) return Promise.resolve({ done: true });
+    const name = job.externalId;
+    return lookAtRemote(em, job, async () => {
+      if (isTerminalJobStatus(job.status)) {
+        if (job.status === 'cancelled') await api.terminate(name);
+        return { done: true };
+      }
+      const status = await api.status(name);
+      const started = Date.parse(status.operationState?.startedAt ?? '');
+      // Until the application shows a sync started after this job, what it shows is an older sync's.
+      if (!(started >= job.createdAt.getTime() - CLOCK_SLACK_MS)) return { done: false };
+      const next = jobStatusOfApplication(status);
+      const changed = next.status !== job.status;
+      if (changed) await moveJobQuietly(em, job.id, next);
+      return { done: isTerminalJobStatus(next.status), changed };
+    });
+  },
+};

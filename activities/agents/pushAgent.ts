@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Job } from '../../db/entities';
+import { changeJobStatus, type JobStatusChange } from '../../db/jobStatusChanges';
+import { ConflictError } from '../../domain/errors';
+import { isTerminalJobStatus } from '../../domain/jobStatus';
+import { TemplateError } from '../../domain/templates';
+import { endAtDispatch, type DispatchResult, type FollowResult } from './dispatcher';
+import { RemoteRefusal } from './remote';
+
+/** What every push agent (GitHub, Argo CD, Terraform Cloud) does the same way around its own calls. */
+
+/** A status move that a webhook or a cancel may have made first: losing that race changes nothing. */
+export async function moveJobQuietly(
+  em: EntityManager,
+  jobId: string,
+  change: JobStatusChange,
+): Promise<void> {
+  try {
+    await changeJobStatus(em, {}, jobId, change);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+  }
+}
+
+/**
+ * Sends a job to its remote service. A template that cannot be rendered ends it `invalid_job_agent`,
+ * a refusal by the remote `invalid_integration`, each with the reason; other errors are thrown for
+ * the activity to retry. On success the job is `triggered`, linked to the remote's id for it, if any.
+ */
+export async function dispatchRemote(
+  em: EntityManager,
+  job: Job,
+  send: () => Promise<{ externalId?: string; message: string }>,
+): Promise<DispatchResult> {
+  let sent: { externalId?: string; message: string };
+  try {
+    sent = await send();
+  } catch (error) {
+    if (error instanceof TemplateError) return endAtDispatch(em, job.id, 'invalid_job_agent', error.message);
+    if (error instanceof RemoteRefusal)
+      return endAtDispatch(em, job.id, 'invalid_integration', error.message);
+    throw error;
+  }
+  await em.execute(
+    `UPDATE job SET status = 'triggered', external_id = coalesce(?, external_id), message = ?, updated_at = now()
+      WHERE id = ? AND status = 'pending'`,
+    [sent.externalId ?? null, sent.message, job.id],
+  );
+  return { kind: 'triggered' };
+}
+
+/**
+ * One look at a job's remote run. A refusal by the remote ends the job: `external_run_not_found`
+ * when its linked run is gone (404), `invalid_integration` otherwise.
+ */
+export async function lookAtRemote(
+  em: EntityManager,
+  job: Job,
+  look: () => Promise<FollowResult>,
+): Promise<FollowResult> {
+  try {
+    return await look();
+  } catch (error) {
+    if (!(error instanceof RemoteRefusal)) throw error;
+    if (isTerminalJobStatus(job.status)) return { done: true };
+    await moveJobQuietly(em, job.id, {
+      status: error.status === 404 && job.externalId ? 'external_run_not_found' : 'invalid_integration',
+      message: error.message,
+    });
+    return { done: true };
+  }
+}

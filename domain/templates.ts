@@ -1,0 +1,65 @@
+import { parse } from 'yaml';
+
+/**
+ * Push-agent templates (Argo CD Applications, Terraform workspaces): a YAML or JSON document whose
+ * string values may hold `{{ path }}` placeholders, looked up in the release context. Logic-less
+ * and injection-safe: the document is parsed first and only its string values are filled in, so a
+ * value can never add keys or change the structure. A placeholder is written as text (a number as
+ * its digits, an object as JSON), so a string stays a string. An unknown path is an error that
+ * names it.
+ */
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+
+export class TemplateError extends Error {}
+
+function lookup(context: Record<string, unknown>, path: string): unknown {
+  let value: unknown = context;
+  for (const segment of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) {
+      throw new TemplateError(`the template refers to {{ ${path} }}, which the release does not have`);
+    }
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+function fill(node: unknown, context: Record<string, unknown>): unknown {
+  if (typeof node === 'string') {
+    return node.replace(PLACEHOLDER, (_, path: string) => {
+      const value = lookup(context, path);
+      return typeof value === 'string' ? value : JSON.stringify(value);
+    });
+  }
+  if (Array.isArray(node)) return node.map((item) => fill(item, context));
+  if (node !== null && typeof node === 'object') {
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, fill(value, context)]));
+  }
+  return node;
+}
+
+/** The template's document with its placeholders filled in from `context`. */
+export function renderTemplate(template: string, context: Record<string, unknown>): Record<string, unknown> {
+  let document: unknown;
+  try {
+    document = parse(template);
+  } catch (error) {
+    throw new TemplateError(`the template is not valid YAML or JSON: ${(error as Error).message}`);
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new TemplateError('the template must be one YAML or JSON object');
+  }
+  return fill(document, context) as Record<string, unknown>;
+}
+
+/**
+ * What templates may refer to, from a job's dispatch context: `job.id`, `release.id`,
+ * `version.tag` / `.id` / `.config.*`, `deployment.name` / `.slug`, `environment.name`,
+ * `resource.identifier` / `.name` / `.kind` / `.metadata.*` / `.config.*`, `variables.*`.
+ */
+export function templateContext(
+  jobId: string,
+  dispatchContext: Record<string, unknown>,
+): Record<string, unknown> {
+  return { ...dispatchContext, job: { id: jobId } };
+}
