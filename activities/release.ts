@@ -14,7 +14,7 @@ import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
 import type { z } from 'zod';
 import { dispatchers } from './agents';
-import type { DispatchResult, FollowResult } from './agents/dispatcher';
+import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
 
 export interface ReleaseActivityDeps {
   orm: Database;
@@ -113,12 +113,12 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     },
 
     /** Hands a job to its agent, through the dispatcher of the agent's type. */
-    async dispatchJob(jobId: string): Promise<DispatchResult> {
+    async dispatchJob(jobId: string, step?: DispatchStep): Promise<DispatchResult> {
       const em = fork();
       const job = await em.findOne(JobSchema, { id: jobId });
       if (!job) return { kind: 'ended', status: 'cancelled' };
       if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
-      return dispatchers[job.agentType].dispatch(job, { em, secrets });
+      return dispatchers[job.agentType].dispatch(job, { em, secrets }, step);
     },
 
     /** One look at a pushed job's remote run (see `JobDispatcher.follow`). */

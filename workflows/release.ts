@@ -266,7 +266,8 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
         if (job.status === 'triggered') startFollowing(job.id);
         if (job.status !== 'pending' || dispatched.has(job.id)) continue;
         dispatched.add(job.id);
-        const result = await agents.dispatchJob(job.id);
+        let result = await agents.dispatchJob(job.id);
+        while (result.kind === 'next') result = await agents.dispatchJob(job.id, result.step);
         if (result.kind === 'triggered') startFollowing(job.id);
         if (result.kind === 'scheduled') {
           inBackground(

@@ -125,14 +125,20 @@ export function renderApplication(
  * `upsert`, then synced; the release workflow follows its sync and health until it settles.
  */
 export const argoCdDispatcher: JobDispatcher = {
-  async dispatch(job, { em, secrets }) {
+  async dispatch(job, { em, secrets }, step) {
     const api = apiFor(job, secrets);
     if (typeof api === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', api);
     return dispatchRemote(em, job, async () => {
+      if (step?.name === 'sync') {
+        await api.sync(step.state.name!);
+        return {
+          externalId: step.state.name,
+          message: `Argo CD application ${step.state.name}: sync requested`,
+        };
+      }
       const { name, application } = renderApplication(job, secrets);
       await api.upsert(application);
-      await api.sync(name);
-      return { externalId: name, message: `Argo CD application ${name}: sync requested` };
+      return { next: { name: 'sync', state: { name } } };
     });
   },
 

@@ -14,7 +14,18 @@ export type DispatchResult =
   /** To be completed by the workflow after a delay (the test runner). */
   | { kind: 'scheduled'; afterSeconds: number; status: JobStatus; message: string | null }
   /** The job ended during dispatch (an invalid configuration, say). */
-  | { kind: 'ended'; status: JobStatus };
+  | { kind: 'ended'; status: JobStatus }
+  /**
+   * A push agent's dispatch takes several calls to its service: the release workflow runs the
+   * next step as its own activity, so each call shows in the history and retries alone.
+   */
+  | { kind: 'next'; step: DispatchStep };
+
+/** Where a multi-step dispatch goes on: the step's name and what earlier steps learnt (ids, never secrets). */
+export interface DispatchStep {
+  name: string;
+  state: Record<string, string>;
+}
 
 export interface DispatchDeps {
   em: EntityManager;
@@ -29,7 +40,8 @@ export interface FollowResult {
 
 /** One implementation per job agent type (SPEC: push agents and `http-pull`). */
 export interface JobDispatcher {
-  dispatch(job: Job, deps: DispatchDeps): Promise<DispatchResult>;
+  /** The first step without `step`; a later one with what the previous step answered. */
+  dispatch(job: Job, deps: DispatchDeps, step?: DispatchStep): Promise<DispatchResult>;
   /**
    * Push agents: looks at the remote run once and brings the job's status up to date; for a job
    * that ended here (a cancelled release), cancels the remote run where the service allows it.

@@ -4,7 +4,7 @@ import { changeJobStatus, type JobStatusChange } from '../../db/jobStatusChanges
 import { ConflictError } from '../../domain/errors';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { TemplateError } from '../../domain/templates';
-import { endAtDispatch, type DispatchResult, type FollowResult } from './dispatcher';
+import { endAtDispatch, type DispatchResult, type DispatchStep, type FollowResult } from './dispatcher';
 import { RemoteRefusal } from './remote';
 
 /** What every push agent (GitHub, Argo CD, Terraform Cloud) does the same way around its own calls. */
@@ -23,16 +23,17 @@ export async function moveJobQuietly(
 }
 
 /**
- * Sends a job to its remote service. A template that cannot be rendered ends it `invalid_job_agent`,
- * a refusal by the remote `invalid_integration`, each with the reason; other errors are thrown for
- * the activity to retry. On success the job is `triggered`, linked to the remote's id for it, if any.
+ * One step of sending a job to its remote service. A template that cannot be rendered ends the job
+ * `invalid_job_agent`, a refusal by the remote `invalid_integration`, each with the reason; other
+ * errors are thrown for the activity to retry. A step that answers `next` hands over to the next
+ * step; the last one answers what the job became: `triggered`, linked to the remote's id, if any.
  */
 export async function dispatchRemote(
   em: EntityManager,
   job: Job,
-  send: () => Promise<{ externalId?: string; message: string }>,
+  send: () => Promise<{ next: DispatchStep } | { externalId?: string; message: string }>,
 ): Promise<DispatchResult> {
-  let sent: { externalId?: string; message: string };
+  let sent: Awaited<ReturnType<typeof send>>;
   try {
     sent = await send();
   } catch (error) {
@@ -41,6 +42,7 @@ export async function dispatchRemote(
       return endAtDispatch(em, job.id, 'invalid_integration', error.message);
     throw error;
   }
+  if ('next' in sent) return { kind: 'next', step: sent.next };
   await em.execute(
     `UPDATE job SET status = 'triggered', external_id = coalesce(?, external_id), message = ?, updated_at = now()
       WHERE id = ? AND status = 'pending'`,

@@ -181,21 +181,31 @@ export function renderWorkspace(
  * sensitive), and a run started; the release workflow follows the run until it ends.
  */
 export const tfeDispatcher: JobDispatcher = {
-  async dispatch(job, { em, secrets }) {
+  async dispatch(job, { em, secrets }, step) {
     const target = targetFor(job, secrets);
     if (typeof target === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', target);
     return dispatchRemote(em, job, async () => {
-      const attributes = renderWorkspace(job, secrets, target.template);
-      const workspaceId = await target.api.upsertWorkspace(target.organization, attributes);
-      await target.api.writeVariables(workspaceId, workspaceVariables(job, secrets));
-      const context = job.dispatchContext as {
-        inputs?: { versionTag?: string; resourceIdentifier?: string };
-      };
-      const runId = await target.api.createRun(
-        workspaceId,
-        `Flightdeck job ${job.id}: ${context.inputs?.versionTag ?? ''} to ${context.inputs?.resourceIdentifier ?? ''}`,
-      );
-      return { externalId: runId, message: `Terraform run ${runId} in workspace ${String(attributes.name)}` };
+      const state = step?.state ?? {};
+      switch (step?.name) {
+        case undefined: {
+          const attributes = renderWorkspace(job, secrets, target.template);
+          const workspaceId = await target.api.upsertWorkspace(target.organization, attributes);
+          return { next: { name: 'variables', state: { workspaceId, workspace: String(attributes.name) } } };
+        }
+        case 'variables':
+          await target.api.writeVariables(state.workspaceId!, workspaceVariables(job, secrets));
+          return { next: { name: 'run', state } };
+        default: {
+          const context = job.dispatchContext as {
+            inputs?: { versionTag?: string; resourceIdentifier?: string };
+          };
+          const runId = await target.api.createRun(
+            state.workspaceId!,
+            `Flightdeck job ${job.id}: ${context.inputs?.versionTag ?? ''} to ${context.inputs?.resourceIdentifier ?? ''}`,
+          );
+          return { externalId: runId, message: `Terraform run ${runId} in workspace ${state.workspace}` };
+        }
+      }
     });
   },
 

@@ -106,7 +106,7 @@ spec:
       },
     });
     expect(argo.requestsTo(`/api/v1/applications/${app.metadata.name}/sync`)).toHaveLength(1);
-    const triggered = await agents.jobOf(job.id);
+    const triggered = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
     expect(triggered).toMatchObject({ status: 'triggered', externalId: app.metadata.name });
 
     await agents.waitForJob(job.id, (current) => current.status === 'in_progress', 'the sync running');
@@ -147,7 +147,10 @@ spec:
             (r.body as { metadata: { name: string } }).metadata.name === 'svc-argo-retry-argo-retry-node',
         ),
     ).toHaveLength(2);
-    expect((await agents.jobOf(job.id)).status).toBe('triggered');
+    // Only the step that failed ran again: one sync.
+    expect(argo.requestsTo('/api/v1/applications/svc-argo-retry-argo-retry-node/sync')).toHaveLength(1);
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
+    expect(linked.externalId).toBe('svc-argo-retry-argo-retry-node');
 
     const refused = await deploy('argo-refused', { api_key: 'wrong-key' });
     const ended = await agents.waitForJob(

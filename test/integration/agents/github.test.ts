@@ -76,7 +76,7 @@ describe('the GitHub workflow runner', () => {
         },
       },
     });
-    expect((await jobOf(job.id)).status).toBe('triggered');
+    await waitForJob(job.id, (current) => current.status === 'triggered', 'the job triggered');
 
     const linked = await waitForJob(
       job.id,
@@ -160,6 +160,7 @@ describe('the GitHub workflow runner', () => {
         })
         .send(payload);
 
+    await waitForJob(job.id, (current) => current.status === 'triggered', 'the job triggered');
     const forged = await post(sign('not-the-secret'));
     expect(forged.status).toBe(401);
     expect(forged.headers['content-type']).toContain('application/problem+json');

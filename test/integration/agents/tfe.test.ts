@@ -93,24 +93,41 @@ description: "Flightdeck release {{ release.id }}"
     expect(JSON.stringify(await agents.jobOf(job.id))).not.toContain(SECRET);
   }, 90_000);
 
-  it('retries after a 500 by updating the workspace and variables it already made, and an errored run fails', async () => {
+  it('retries only the step that got a 500, fails on an errored run, and updates what exists for the next version', async () => {
     tfe.failNext('createRun', 500);
-    const { job } = await deploy('tf-retry');
+    const { job, agentId, deploymentId } = await deploy('tf-retry');
     await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
-    const runRequests = tfe
-      .requestsTo('/api/v2/runs')
-      .filter((request) => JSON.stringify(request.body ?? {}).includes(job.id));
-    expect(runRequests).toHaveLength(2);
     const name = 'svc-tf-retry-env-tf-retry';
     const workspaceId = tfe.workspaces.get(name)!.id;
-    // The second attempt found the workspace and its three variables, and updated them.
+    const runCalls = (jobId: string) =>
+      tfe.requestsTo('/api/v2/runs').filter((request) => JSON.stringify(request.body ?? {}).includes(jobId));
+    // Each step is its own activity: the run was asked for twice, the workspace and variables once.
+    expect(runCalls(job.id)).toHaveLength(2);
+    const creates = tfe
+      .requestsTo('/organizations/acme/workspaces')
+      .filter((request) => request.method === 'POST' && JSON.stringify(request.body).includes(name));
+    expect(creates).toHaveLength(1);
+    expect(tfe.requestsTo(`/workspaces/${workspaceId}/vars`).filter((r) => r.method === 'POST')).toHaveLength(
+      3,
+    );
+    tfe.setRunStatus(runOf(name)!.id, 'errored');
+    await agents.waitForJob(job.id, (current) => current.status === 'failure', 'the failure');
+    expect(await agents.releaseEnds(job, 'failed')).toBeNull();
+
+    // The next version finds the workspace and its three variables, and updates them.
+    await agents.api.version(deploymentId, '1.1.0');
+    const next = await eventually(
+      async () =>
+        (await agents.api.jobs(`&jobAgentId=${agentId}`)).find((candidate) => candidate.id !== job.id),
+      { what: 'the job of 1.1.0' },
+    );
+    await agents.waitForJob(next.id, (current) => current.externalId !== null, 'the second run');
     const updates = tfe
       .requestsTo(`/workspaces/${workspaceId}`)
       .filter((request) => request.method === 'PATCH');
     expect(updates).toHaveLength(4);
     expect(tfe.variables.get(workspaceId)).toHaveLength(3);
-    tfe.setRunStatus(runOf(name)!.id, 'errored');
-    await agents.waitForJob(job.id, (current) => current.status === 'failure', 'the failure');
+    expect(runCalls(next.id)).toHaveLength(1);
     expect(logs()).not.toContain(SECRET);
   }, 90_000);
 
