@@ -7,8 +7,8 @@ import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletio
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import type { GateEvaluation } from '../domain/gates';
-import type { JobAgentType } from '../domain/jobAgents';
-import type { JobStatus } from '../domain/jobStatus';
+import { isPushAgent, type JobAgentType } from '../domain/jobAgents';
+import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule, VerificationMetric } from '../domain/policies';
 import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
@@ -117,7 +117,10 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       const em = fork();
       const job = await em.findOne(JobSchema, { id: jobId });
       if (!job) return { kind: 'ended', status: 'cancelled' };
-      if (job.status !== 'pending' || !job.agentType) return { kind: 'ended', status: job.status };
+      if (!job.agentType || isTerminalJobStatus(job.status)) return { kind: 'ended', status: job.status };
+      // A retry after a worker died mid-dispatch can find the job already moved on. A pushed job
+      // was sent: it is never sent twice. The other agents' dispatch answers again what it did.
+      if (isPushAgent(job.agentType) && job.status !== 'pending') return { kind: 'triggered' };
       return dispatchers[job.agentType].dispatch(job, { em, secrets }, step);
     },
 

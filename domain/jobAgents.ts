@@ -9,6 +9,13 @@ import { JOB_STATUSES } from './jobStatus';
 export const JOB_AGENT_TYPES = ['http-pull', 'github-app', 'argo-cd', 'tfe', 'test-runner'] as const;
 export type JobAgentType = (typeof JOB_AGENT_TYPES)[number];
 
+/** Agents the service pushes work to and then follows (SPEC: push agents). */
+const PUSH_AGENT_TYPES: readonly JobAgentType[] = ['github-app', 'argo-cd', 'tfe'];
+
+export function isPushAgent(type: JobAgentType | null): boolean {
+  return type !== null && PUSH_AGENT_TYPES.includes(type);
+}
+
 /** A secret, or the marker responses show in its place, which keeps the stored value on write. */
 const secret = z.union([z.string().min(1), z.strictObject({ sensitive: z.literal(true) })]);
 const positiveInt = z.coerce.number().int().positive();

@@ -11,6 +11,7 @@ import {
 import type { Activities } from '../activities';
 import type { ReleaseProgress } from '../activities/release';
 import { decideRetry, evaluateGates, type GateEvaluation } from '../domain/gates';
+import { isPushAgent } from '../domain/jobAgents';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { VerificationMetric } from '../domain/policies';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
@@ -262,8 +263,10 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
 
       const current = progress.jobs.filter((job) => job.attempt === attempt);
       for (const job of current) {
-        // A job triggered by an earlier run of this workflow is followed by this one.
-        if (job.status === 'triggered') startFollowing(job.id);
+        // A pushed job that an earlier run of this workflow dispatched is followed by this one.
+        if (isPushAgent(job.agentType) && job.status !== 'pending' && !isTerminalJobStatus(job.status)) {
+          startFollowing(job.id);
+        }
         if (job.status !== 'pending' || dispatched.has(job.id)) continue;
         dispatched.add(job.id);
         let result = await agents.dispatchJob(job.id);

@@ -45,7 +45,7 @@ export interface WorkspaceVariable {
 
 /** The job's resolved variables as Terraform variables: text values, sensitive where they were. */
 export function workspaceVariables(job: Job, secrets: DispatchDeps['secrets']): WorkspaceVariable[] {
-  const stored = ((job.dispatchContext.variables ?? {}) as Record<string, unknown>) ?? {};
+  const stored = (job.dispatchContext.variables ?? {}) as Record<string, unknown>;
   const opened = openTree(secrets, stored);
   return Object.entries(opened).map(([key, value]) => ({
     key,
