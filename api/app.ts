@@ -11,6 +11,7 @@ import { jsonBody } from './middleware/body';
 import { createHttpMetrics } from './middleware/metrics';
 import { problemMiddleware } from './middleware/problem';
 import { requestContext } from './middleware/requestContext';
+import { tracing } from './middleware/tracing';
 import { assertSecureForPull, type TransportPolicy } from './middleware/transport';
 import { API_PREFIXES, buildOpenApiDocument } from './openapi';
 import type { AppState, Route } from './route';
@@ -106,6 +107,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const app = new Koa<AppState>();
   app.proxy = true;
   app.silent = true;
+  app.use(tracing());
   app.use(requestContext(deps.logger));
   app.use(metrics.middleware);
   app.use(problemMiddleware());

@@ -11,6 +11,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../cli/embedded/
 import { freePort } from '../cli/embedded/processes';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase, type Database } from '../db/database';
+import { bundleWorkflows } from '../worker/workflowSource';
 
 /**
  * What a benchmark runs against: a fresh database on the PostgreSQL at DATABASE_URL (default the
@@ -122,7 +123,7 @@ export async function prebuiltWorkflowBundle(): Promise<string> {
     fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-bundle-')),
     'workflow-bundle.js',
   );
-  fs.writeFileSync(file, (await bundleQuietly(require.resolve('../workflows'))).code);
+  fs.writeFileSync(file, (await bundleWorkflows(quietBundler)).code);
   return file;
 }
 

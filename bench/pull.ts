@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../cli/embedded/processes';
-import { ApiClient } from '../cli/agent/client';
+import { ApiClient } from '../cli/apiClient';
 import { claimJob } from '../db/claims';
 import { newId } from '../db/ids';
 import { SecretBox } from '../db/secrets';

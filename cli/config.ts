@@ -27,6 +27,9 @@ const commaList = () =>
         .filter(Boolean),
     );
 
+/** OTLP over HTTP: `host:4318` would parse as a URL with the scheme `host:`, so the scheme is checked. */
+const otlpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
 const envSchema = z.object({
   FLIGHTDECK_HOST: z.string().default('127.0.0.1'),
   FLIGHTDECK_PORT: port.default(8080),
@@ -66,6 +69,9 @@ const envSchema = z.object({
   FLIGHTDECK_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(500),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
+  OTEL_SERVICE_NAME: optionalString,
 });
 
 function isSecretKey(value: string): boolean {
@@ -108,9 +114,26 @@ export interface Config {
     embeddedPort: number;
     embeddedUiPort: number;
   };
+  /** OpenTelemetry tracing: on when an OTLP endpoint is configured. */
+  tracing: {
+    /** Where spans are sent over OTLP/HTTP; unset: tracing is off. */
+    tracesUrl?: string;
+    /** `OTEL_SERVICE_NAME`; unset: named after the process's role. */
+    serviceName?: string;
+  };
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The OTLP traces URL, as the OpenTelemetry specification derives it: the traces endpoint as
+ * given, else `v1/traces` under the general endpoint.
+ */
+function otlpTracesUrl(e: EnvConfig): string | undefined {
+  if (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return base && `${base.replace(/\/+$/, '')}/v1/traces`;
+}
 
 const onlyOneTlsFile = (e: { FLIGHTDECK_TLS_CERT?: string; FLIGHTDECK_TLS_KEY?: string }) =>
   Boolean(e.FLIGHTDECK_TLS_CERT) !== Boolean(e.FLIGHTDECK_TLS_KEY);
@@ -162,5 +185,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddedPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_PORT,
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
     },
+    tracing: { tracesUrl: otlpTracesUrl(e), serviceName: e.OTEL_SERVICE_NAME },
   };
 }

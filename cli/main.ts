@@ -2,10 +2,17 @@
 import { Command } from 'commander';
 import { createApiKeyCommand, createWorkspaceCommand, migrateCommand } from './commands/admin';
 import { runAgentCommand, type AgentRunOptions } from './commands/agent';
+import { applyCommand, type ApplyCommandOptions } from './commands/apply';
 import { apiCommand, workerCommand } from './commands/serve';
 import { startCommand } from './commands/start';
+import {
+  integerIn,
+  temporalServerCommand,
+  type TemporalServerCommandOptions,
+} from './commands/temporalServer';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ensureTemporalCli, temporalCliVersion } from './temporalCli';
+import { ensureTemporalServer } from './temporalFull';
 import { flightdeckVersion } from './version';
 
 /** The `flightdeck` command. */
@@ -101,16 +108,46 @@ program
     }
   });
 
+program
+  .command('apply')
+  .description(
+    'Create or update systems, environments, deployments, variables, resources, job agents, policies and versions from YAML',
+  )
+  .requiredOption(
+    '-f, --file <path...>',
+    'YAML files (several documents each, separated by ---) or directories',
+  )
+  .option('--dry-run', 'print what would change and change nothing')
+  .option('--rewrite-secrets', 'write secrets even where one is stored (they cannot be read back to compare)')
+  .option('--api <url>', 'the Flightdeck API URL', process.env.FLIGHTDECK_API_URL)
+  .option('--key <apiKey>', 'an API key of the workspace', process.env.FLIGHTDECK_API_KEY)
+  .option(
+    '--workspace <id>',
+    "the workspace id (default: the key's workspace)",
+    process.env.FLIGHTDECK_WORKSPACE_ID,
+  )
+  .option('--ca <file>', 'a CA certificate to trust (a self-signed server)')
+  .action(async (options: ApplyCommandOptions) => {
+    process.exitCode = await applyCommand(options);
+  });
+
 const temporal = program
   .command('temporal')
-  .description('The Temporal CLI that holds the embedded dev server');
+  .description('Temporal: the CLI that holds the embedded dev server, and a full server on PostgreSQL');
 temporal
   .command('ensure')
   .description(
     'Find the Temporal CLI, building it from Go modules into the user cache if needed; print its path',
   )
-  .action(async () => {
+  .option('--server', 'the full Temporal server and its schema tool instead (`temporal server`)')
+  .action(async (options: { server?: boolean }) => {
     try {
+      if (options.server) {
+        const found = await ensureTemporalServer();
+        process.stdout.write(`${found.serverPath}\n`);
+        process.stderr.write(`(${found.source}) Temporal server ${found.version}\n`);
+        return;
+      }
       const found = await ensureTemporalCli();
       process.stdout.write(`${found.path}\n`);
       process.stderr.write(`(${found.source}) ${temporalCliVersion(found.path)}\n`);
@@ -119,5 +156,25 @@ temporal
       process.exitCode = 1;
     }
   });
+temporal
+  .command('server')
+  .description(
+    'Run a full Temporal server on PostgreSQL in the foreground (built from Go modules on first use)',
+  )
+  .option(
+    '--database-url <url>',
+    'postgres://user:password@host:port/DB: Temporal uses DB and DB_visibility, created when missing ' +
+      '(default: TEMPORAL_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/temporal)',
+  )
+  .option('--port <port>', 'frontend gRPC port', integerIn(1, 65535), 7233)
+  .option('--ip <address>', 'address to listen on (0.0.0.0: every interface)', '127.0.0.1')
+  .option(
+    '--data-dir <dir>',
+    'generated configuration and log (default: FLIGHTDECK_DATA_DIR/temporal-server)',
+  )
+  .option('--shards <n>', 'history shards, fixed when the databases are created', integerIn(1, 16384), 4)
+  .action(
+    withConfig((config, options: TemporalServerCommandOptions) => temporalServerCommand(config, options)),
+  );
 
 void program.parseAsync(process.argv);

@@ -6,6 +6,7 @@ import { listen, type ApiServer } from '../api/server';
 import { pingDatabase, type Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { startWorkerRuntime, type WorkerRuntime } from '../worker/runtime';
+import type { WorkflowSpans } from '../worker/tracing';
 import type { Config } from './config';
 import { flightdeckVersion } from './version';
 
@@ -71,6 +72,8 @@ export function startWorkerService(options: {
   databaseUrl: string;
   temporalAddress: string;
   logger: Logger;
+  /** The process's span processor when tracing is on (cli/tracing.ts). */
+  workflowSpans?: WorkflowSpans;
 }): Promise<WorkerRuntime> {
   const { config } = options;
   return startWorkerRuntime({
@@ -86,5 +89,6 @@ export function startWorkerService(options: {
     logger: options.logger.child({ component: 'worker' }),
     // The embedded dev server registers our search attributes at start; an external cluster may not have them.
     skipSearchAttributeRegistration: !config.temporal.address,
+    workflowSpans: options.workflowSpans,
   });
 }

@@ -56,7 +56,7 @@ function cachedBinary(version: string, env: NodeJS.ProcessEnv): string {
   return path.join(temporalCacheDir(env), `temporal-${version}`, 'temporal');
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();
@@ -65,7 +65,7 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
   }
@@ -184,7 +184,8 @@ function writeWrapperModule(dir: string, build: WrappedBuild): void {
   );
 }
 
-function run(
+/** Runs a build step; the error carries the tail of its output. */
+export function run(
   command: string,
   args: string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; log?: Log; quiet?: boolean },

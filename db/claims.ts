@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../domain/jobStatus';
-import { OUTBOX_CHANNEL } from './outbox';
+import { OUTBOX_CHANNEL, outboxTraceContext } from './outbox';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -57,9 +57,10 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
          FROM claimed WHERE ?::int IS NOT NULL
        RETURNING job_id, claim_id, lease_seconds, claim_expires_at
      ), started AS (
-       INSERT INTO outbox (kind, payload)
+       INSERT INTO outbox (kind, payload, trace_context)
        SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', ?::text, 'jobAgentId', ?::text,
-                                                'jobId', job_id, 'claimId', claim_id)
+                                                'jobId', job_id, 'claimId', claim_id),
+              ?::jsonb
          FROM lease
        RETURNING id
      )
@@ -78,6 +79,7 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
       request.leaseSeconds,
       request.workspaceId,
       request.jobAgentId,
+      outboxTraceContext(),
     ],
   );
   if (row) {

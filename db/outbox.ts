@@ -1,8 +1,20 @@
+import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrchestrationMessage } from '../domain/orchestration';
 
 /** The channel the relay LISTENs on; NOTIFY is transactional, so it fires only on commit. */
 export const OUTBOX_CHANNEL = 'flightdeck_outbox';
+
+/**
+ * The active trace context as propagation headers (W3C `traceparent`, `tracestate`), JSON for the
+ * outbox's `trace_context`: the relay makes its Temporal call in that context, so the workflow
+ * joins the trace of the request that asked for it. NULL when tracing is off or no span is active.
+ */
+export function outboxTraceContext(): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length > 0 ? JSON.stringify(carrier) : null;
+}
 
 /**
  * Records a Temporal call to be made once the surrounding transaction commits (see
@@ -11,8 +23,8 @@ export const OUTBOX_CHANNEL = 'flightdeck_outbox';
  */
 export async function enqueueOrchestration(em: EntityManager, message: OrchestrationMessage): Promise<void> {
   await em.execute(
-    `WITH queued AS (INSERT INTO outbox (kind, payload) VALUES (?, ?::jsonb))
+    `WITH queued AS (INSERT INTO outbox (kind, payload, trace_context) VALUES (?, ?::jsonb, ?::jsonb))
      SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
-    [message.kind, JSON.stringify(message)],
+    [message.kind, JSON.stringify(message), outboxTraceContext()],
   );
 }

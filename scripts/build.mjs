@@ -38,10 +38,15 @@ for (const dir of SOURCE_DIRS) {
 }
 fs.chmodSync(path.join(out, 'cli', 'main.js'), 0o755);
 
-const { bundleWorkflowCode } = require('@temporalio/worker');
-const { code } = await bundleWorkflowCode({
-  workflowsPath: path.join(out, 'workflows', 'index.js'),
-  logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+// The compiled bundler helper, so the prebuilt bundle gets the same workflow interceptors as every other.
+const { bundleWorkflows } = require(path.join(out, 'worker', 'workflowSource.js'));
+const { code } = await bundleWorkflows({
+  trace() {},
+  debug() {},
+  info() {},
+  warn: console.warn,
+  error: console.error,
+  log() {},
 });
 fs.writeFileSync(path.join(out, 'workflow-bundle.js'), code);
 console.log(`built ${count} files and the workflow bundle into dist/ in ${Date.now() - started} ms`);

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startGuardian } from '../cli/embedded/guardian';
 import { startTemporalDevServer } from '../cli/embedded/temporalServer';
 import { freePort } from '../cli/embedded/processes';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase } from '../db/database';
+import { bundleWorkflows } from '../worker/workflowSource';
 import { databaseUrl, HARNESS_ENV } from './harness';
 
 /**
@@ -28,10 +28,7 @@ export default async function globalSetup(): Promise<void> {
     freePort().then((port) =>
       startTemporalDevServer({ cliPath: cli.path, stateDir, port, persistent: false, namespace: 'default' }),
     ),
-    bundleWorkflowCode({
-      workflowsPath: require.resolve('../workflows'),
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-    }),
+    bundleWorkflows({ trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} }),
     prepareTemplate(adminUrl, templateDatabase),
   ]);
   // If jest is killed before its teardown runs, the guardian still stops the dev server.

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import { Client as PgClient, Pool } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL } from '../db/outbox';
@@ -19,6 +20,13 @@ interface OutboxRow {
   id: string;
   payload: OrchestrationMessage;
   attempts: number;
+  /** Propagation headers of the writer's span (db/outbox.ts), or null. */
+  trace_context: Record<string, string> | null;
+}
+
+/** The trace the row was written in: its call and log lines continue it (a no-op with tracing off). */
+function traceOf(row: OutboxRow): Context {
+  return row.trace_context ? propagation.extract(ROOT_CONTEXT, row.trace_context) : ROOT_CONTEXT;
 }
 
 const MAX_BACKOFF_SECONDS = 300;
@@ -110,7 +118,7 @@ export class OutboxRelay {
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<OutboxRow>(
-        `SELECT id, payload, attempts FROM outbox
+        `SELECT id, payload, attempts, trace_context FROM outbox
           WHERE available_at <= now()
           ORDER BY id
           LIMIT $1
@@ -123,7 +131,7 @@ export class OutboxRelay {
         while (next < rows.length) {
           const row = rows[next++]!;
           try {
-            await this.options.dispatch(row.payload);
+            await context.with(traceOf(row), () => this.options.dispatch(row.payload));
           } catch (error) {
             failures.set(row.id, (error as Error).message ?? String(error));
           }
@@ -140,14 +148,16 @@ export class OutboxRelay {
             WHERE id = $1`,
           [row.id, failures.get(row.id)!.slice(0, 2000), backoff],
         );
-        this.options.logger.warn(
-          {
-            outboxId: row.id,
-            kind: row.payload.kind,
-            attempts: row.attempts + 1,
-            error: failures.get(row.id),
-          },
-          'orchestration call failed; will retry',
+        context.with(traceOf(row), () =>
+          this.options.logger.warn(
+            {
+              outboxId: row.id,
+              kind: row.payload.kind,
+              attempts: row.attempts + 1,
+              error: failures.get(row.id),
+            },
+            'orchestration call failed; will retry',
+          ),
         );
       }
       await client.query('COMMIT');

@@ -8,7 +8,8 @@ import type { SecretBox } from '../db/secrets';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
-import { workflowSource, type WorkflowSource } from './workflowSource';
+import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowSource, type WorkflowSource } from './workflowSource';
 
 export interface WorkerRuntimeOptions {
   orm: Database;
@@ -20,6 +21,8 @@ export interface WorkerRuntimeOptions {
   workflows?: WorkflowSource;
   /** Skips registering search attributes (the dev server registers them at start). */
   skipSearchAttributeRegistration?: boolean;
+  /** Where workflow spans go when tracing is on (the process's span processor); dropped otherwise. */
+  workflowSpans?: WorkflowSpans;
 }
 
 export interface WorkerRuntime {
@@ -43,8 +46,14 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     const added = await ensureSearchAttributes(clientConnection, temporal.namespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
   }
-  const client = new Client({ connection: clientConnection, namespace: temporal.namespace });
+  // The relay's starts and signals and the activities' own starts carry the trace to the workflows.
+  const client = new Client({
+    connection: clientConnection,
+    namespace: temporal.namespace,
+    interceptors: tracingClientInterceptors(),
+  });
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const source = options.workflows ?? workflowSource();
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace: temporal.namespace,
@@ -55,8 +64,13 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       client,
       taskQueue: temporal.taskQueue,
     }),
-    interceptors: { activity: [activityHeartbeats] },
-    ...(options.workflows ?? workflowSource()),
+    interceptors: {
+      activity: [activityTracing, activityHeartbeats],
+      // A prebuilt bundle already contains them (bundleWorkflows); the SDK warns when given them again.
+      ...('workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
+    },
+    sinks: workflowSpanSinks(options.workflowSpans),
+    ...source,
     ...(temporal.cachedWorkflows ? { maxCachedWorkflows: temporal.cachedWorkflows } : {}),
   });
   const relay = new OutboxRelay({

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiClient, type ApiClientOptions } from './client';
+import { ApiClient, type ApiClientOptions } from '../apiClient';
 
 /**
  * The reference pull agent (`flightdeck agent run`): how to run jobs on a machine the server cannot

@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import { createLogger } from '../logger';
 import { startApiService, startWorkerService } from '../services';
 import { secretBoxFor } from '../state';
+import { startTracing } from '../tracing';
 
 /** `flightdeck api` and `flightdeck worker`: one role per process, for running several of each. */
 
@@ -31,6 +32,7 @@ export async function apiCommand(config: Config): Promise<void> {
   const { databaseUrl, temporalAddress } = required(config);
   const secrets = secretBoxFor(config, { generate: false });
   const logger = createLogger(config.logLevel);
+  const tracing = startTracing(config, 'flightdeck-api');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
   const api = await startApiService({ config, orm, secrets, temporalAddress, logger });
   logger.info({ url: api.url }, 'API listening');
@@ -38,17 +40,28 @@ export async function apiCommand(config: Config): Promise<void> {
   logger.info({ signal }, 'stopping API');
   await api.close();
   await orm.close();
+  await tracing?.shutdown();
 }
 
 export async function workerCommand(config: Config): Promise<void> {
   const { databaseUrl, temporalAddress } = required(config);
   const logger = createLogger(config.logLevel);
   installTemporalRuntime(logger);
+  const tracing = startTracing(config, 'flightdeck-worker');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
   const secrets = secretBoxFor(config, { generate: false });
-  const worker = await startWorkerService({ config, orm, secrets, databaseUrl, temporalAddress, logger });
+  const worker = await startWorkerService({
+    config,
+    orm,
+    secrets,
+    databaseUrl,
+    temporalAddress,
+    logger,
+    workflowSpans: tracing?.workflowSpans,
+  });
   const reason = await Promise.race([untilSignal(), worker.done.then(() => 'worker stopped')]);
   logger.info({ reason }, 'stopping worker');
   await worker.stop();
   await orm.close();
+  await tracing?.shutdown();
 }

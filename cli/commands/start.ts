@@ -10,6 +10,7 @@ import { createLogger } from '../logger';
 import { startApiService, startWorkerService, type ApiService } from '../services';
 import { acquireStartLock, clearRuntimeState, secretBoxFor, writeRuntimeState } from '../state';
 import { ensureTemporalCli } from '../temporalCli';
+import { startTracing } from '../tracing';
 
 /**
  * `flightdeck start`: the whole service in one command. PostgreSQL and Temporal are started here
@@ -24,6 +25,9 @@ export async function startCommand(config: Config): Promise<void> {
   const releaseLock = acquireStartLock(config.dataDir);
   const guardian = startGuardian();
   const stack: { name: string; stop: () => Promise<void> }[] = [];
+  // First in, last out: spans of the whole stop are still sent.
+  const tracing = startTracing(config, 'flightdeck');
+  if (tracing) stack.push({ name: 'tracing', stop: tracing.shutdown });
   const stopAll = async () => {
     for (const part of stack.reverse()) {
       await part.stop().catch((error) => logger.error({ err: error }, `stopping ${part.name} failed`));
@@ -64,7 +68,15 @@ export async function startCommand(config: Config): Promise<void> {
     const workspace = await ensureDefaultWorkspace(orm, config.dataDir);
 
     const secrets = secretBoxFor(config, { generate: true });
-    const worker = await startWorkerService({ config, orm, secrets, databaseUrl, temporalAddress, logger });
+    const worker = await startWorkerService({
+      config,
+      orm,
+      secrets,
+      databaseUrl,
+      temporalAddress,
+      logger,
+      workflowSpans: tracing?.workflowSpans,
+    });
     stack.push({ name: 'worker', stop: worker.stop });
     const api: ApiService = await startApiService({ config, orm, secrets, temporalAddress, logger });
     stack.push({ name: 'API', stop: api.close });

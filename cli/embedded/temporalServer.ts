@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
-import { assertPortFree, isAlive, stopLeftover, tail, terminate } from './processes';
+import { assertPortFree, stopLeftover, tail, terminate } from './processes';
+import { waitForTemporal } from './temporalReady';
 
 export interface TemporalDevServerOptions {
   cliPath: string;
@@ -88,30 +87,13 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   return { address, uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined, pid, stop };
 }
 
-async function waitUntilServing(
-  address: string,
-  namespace: string,
-  pid: number,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) throw new Error('The Temporal dev server exited during start-up');
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (error) {
-      lastError = error;
-      await sleep(250);
-    }
-  }
-  throw new Error(
-    `The Temporal dev server did not answer within ${timeoutMs / 1000} s: ${String(lastError)}`,
-  );
+function waitUntilServing(address: string, namespace: string, pid: number, timeoutMs: number) {
+  return waitForTemporal({
+    address,
+    pid,
+    what: 'The Temporal dev server',
+    timeoutMs,
+    pauseMs: 250,
+    ready: async (connection) => void (await connection.workflowService.describeNamespace({ namespace })),
+  });
 }

@@ -12,6 +12,7 @@ import { SecretBox } from '../../db/secrets';
 import { ApiKeyStore } from '../../db/stores/apiKeys';
 import { WorkspaceStore } from '../../db/stores/workspaces';
 import { startWorkerRuntime, type WorkerRuntime } from '../../worker/runtime';
+import type { WorkflowSpans } from '../../worker/tracing';
 import { installTemporalRuntime } from '../../worker/temporalRuntime';
 import { harnessValue } from '../harness';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -49,6 +50,16 @@ export interface TestStackOptions {
   transport?: TransportPolicy;
   /** Where the API, the worker and (for the file's first stack) Temporal's runtime log. */
   logger?: Logger;
+  /**
+   * The span processor of a tracer provider the test registered (cli/tracing.ts `installTracing`),
+   * for the worker's workflow spans; the API and activities use the global provider anyway.
+   */
+  workflowSpans?: WorkflowSpans;
+  /**
+   * Another Temporal frontend than the harness's dev server (a full server); its `default`
+   * namespace must hold our search attributes already.
+   */
+  temporalAddress?: string;
 }
 
 export function testLogger(): Logger {
@@ -81,7 +92,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   }
   const db = await createTestDatabase();
   const orm = await openDatabase({ url: db.url, poolMax: 5 });
-  const address = harnessValue('temporalAddress');
+  const address = options.temporalAddress ?? harnessValue('temporalAddress');
   const connection = await Connection.connect({ address });
   const temporal = new Client({ connection, namespace: 'default' });
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
@@ -131,6 +142,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         logger,
         workflows: { workflowBundle: { codePath: harnessValue('workflowBundle') } },
         skipSearchAttributeRegistration: true,
+        workflowSpans: options.workflowSpans,
       });
       return stack.worker;
     },

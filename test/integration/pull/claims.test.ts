@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiServer } from '../../../api/server';
-import { ApiClient } from '../../../cli/agent/client';
+import { ApiClient } from '../../../cli/apiClient';
 import { ApiKeyStore } from '../../../db/stores/apiKeys';
 import { WorkspaceStore } from '../../../db/stores/workspaces';
 import { recordsApi } from '../../helpers/orchestration';

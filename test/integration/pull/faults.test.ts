@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { ApiClient } from '../../../cli/agent/client';
+import { ApiClient } from '../../../cli/apiClient';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
 import { exited, freePort, spawnFlightdeck } from '../../helpers/processes';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ApiServer } from '../../../api/server';
-import { ApiClient } from '../../../cli/agent/client';
+import { ApiClient } from '../../../cli/apiClient';
 import { agentKey, pullFixture, serveStack, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

@@ -14,7 +14,7 @@ export interface ApiResponse<T> {
   body: T;
 }
 
-/** A minimal JSON client for the pull API, with keep-alive. */
+/** A minimal JSON client for the Flightdeck API (pull agents, `apply`), with keep-alive. */
 export class ApiClient {
   private readonly base: URL;
   private readonly agent: http.Agent;

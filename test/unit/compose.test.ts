@@ -1,0 +1,196 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+
+/**
+ * docker-compose.yml cannot run on the development machines (no Docker engine), so its topology is
+ * checked here: the roles, their replicas and order, health checks, and that no secret is written
+ * in it. `docker compose config` validates it too where the client has the compose plugin.
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  restart?: string;
+  ports?: unknown[];
+  environment?: Record<string, unknown>;
+  depends_on?: Record<string, { condition: string }>;
+  deploy?: { replicas?: number };
+  healthcheck?: { test?: string[] };
+  volumes?: string[];
+}
+
+const composeText = read('docker-compose.yml');
+const compose = YAML.parse(composeText, { merge: true }) as { services: Record<string, Service> };
+const services = compose.services;
+const FLIGHTDECK_ROLES = ['migrate', 'api', 'worker'];
+
+/** `${NAME:?message}`: compose refuses to start while NAME is unset or empty. */
+const REQUIRED_INTERPOLATION = /^\$\{([A-Z][A-Z0-9_]*):\?[^}]*\}$/;
+const SECRET_NAME = /(PASSWORD|PWD|SECRET|TOKEN)|(^|_)KEY$/;
+
+/** Services another one waits for to finish: the one-shot jobs. */
+function oneShots(): Set<string> {
+  const names = new Set<string>();
+  for (const service of Object.values(services)) {
+    for (const [name, dependency] of Object.entries(service.depends_on ?? {})) {
+      if (dependency.condition === 'service_completed_successfully') names.add(name);
+    }
+  }
+  return names;
+}
+
+describe('docker-compose.yml', () => {
+  it('has PostgreSQL, a full Temporal server on it with its UI, and the three Flightdeck roles', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      [
+        'postgres',
+        'temporal-schema',
+        'temporal',
+        'temporal-namespace',
+        'temporal-ui',
+        'migrate',
+        'api',
+        'worker',
+        'proxy',
+      ].sort(),
+    );
+    expect(services.temporal!.image).toMatch(/^temporalio\/server:/);
+    expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+    expect(services['temporal-ui']!.image).toMatch(/^temporalio\/ui:/);
+    for (const role of FLIGHTDECK_ROLES) {
+      expect(services[role]!.command).toEqual([role]);
+      expect(services[role]!.build).toBe('.');
+    }
+  });
+
+  it('runs at least two API and two worker replicas, the APIs only behind the proxy', () => {
+    for (const role of ['api', 'worker']) {
+      expect(services[role]!.deploy?.replicas).toBeGreaterThanOrEqual(2);
+      expect(services[role]!.ports).toBeUndefined();
+    }
+    expect(services.proxy!.depends_on).toMatchObject({ api: { condition: 'service_healthy' } });
+    const conf = services.proxy!.volumes!.find((volume) => volume.includes('nginx.conf'))!;
+    expect(read(conf.split(':')[0]!)).toContain('http://api:8080');
+    expect(services.api!.environment!.FLIGHTDECK_HOST).toBe('0.0.0.0');
+  });
+
+  it('runs migrations and the schema jobs once, before the services that need them', () => {
+    const jobs = oneShots();
+    expect([...jobs].sort()).toEqual(['migrate', 'temporal-namespace', 'temporal-schema']);
+    for (const job of jobs) expect(services[job]!.restart).toBe('on-failure');
+    for (const role of ['api', 'worker']) {
+      expect(services[role]!.depends_on).toMatchObject({
+        migrate: { condition: 'service_completed_successfully' },
+        'temporal-namespace': { condition: 'service_completed_successfully' },
+      });
+    }
+    expect(services.temporal!.depends_on).toMatchObject({
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
+  });
+
+  it('has a health check on every long-running service', () => {
+    const jobs = oneShots();
+    const longRunning = Object.keys(services).filter((name) => !jobs.has(name));
+    expect(longRunning.length).toBeGreaterThanOrEqual(6);
+    for (const name of longRunning) {
+      expect({ name, test: services[name]!.healthcheck?.test?.length }).toEqual({
+        name,
+        test: expect.any(Number),
+      });
+    }
+    expect(services.api!.healthcheck!.test).toEqual(['CMD', 'node', 'dist/cli/healthcheck.js', 'api']);
+    expect(services.worker!.healthcheck!.test).toEqual(['CMD', 'node', 'dist/cli/healthcheck.js', 'worker']);
+  });
+
+  it('writes no secret: every secret-looking value is a required interpolation, documented in .env.example', () => {
+    const required = new Set<string>();
+    for (const [name, service] of Object.entries(services)) {
+      for (const [key, value] of Object.entries(service.environment ?? {})) {
+        const text = String(value);
+        if (SECRET_NAME.test(key)) {
+          expect({ name, key, value: text }).toEqual({
+            name,
+            key,
+            value: expect.stringMatching(REQUIRED_INTERPOLATION),
+          });
+        }
+        // A password inside a URL: postgres://user:<password>@host
+        const password = /:\/\/[^:/@]+:([^@]+)@/.exec(text)?.[1];
+        if (password !== undefined) {
+          expect({ name, key, password }).toEqual({
+            name,
+            key,
+            password: expect.stringMatching(REQUIRED_INTERPOLATION),
+          });
+        }
+      }
+    }
+    for (const match of composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*):\?/g)) required.add(match[1]!);
+    expect([...required].sort()).toEqual([
+      'FLIGHTDECK_ADMIN_TOKEN',
+      'FLIGHTDECK_SECRET_KEY',
+      'POSTGRES_PASSWORD',
+    ]);
+    const example = read('.env.example');
+    for (const name of required) expect(example).toMatch(new RegExp(`^${name}=$`, 'm'));
+  });
+
+  it('gives the Flightdeck roles only variables cli/config.ts reads, the same in every role', () => {
+    const config = read('cli/config.ts');
+    const shared = Object.keys(services.worker!.environment!).sort();
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        'DATABASE_URL',
+        'TEMPORAL_ADDRESS',
+        'TEMPORAL_TASK_QUEUE',
+        'FLIGHTDECK_SECRET_KEY',
+      ]),
+    );
+    for (const role of FLIGHTDECK_ROLES) {
+      const keys = Object.keys(services[role]!.environment!);
+      expect(keys).toEqual(expect.arrayContaining(shared));
+      for (const key of keys)
+        expect({ role, key, known: config.includes(`  ${key}:`) }).toEqual({ role, key, known: true });
+    }
+  });
+
+  // The docker CLI exists on the development machines, its compose plugin not always.
+  const hasCompose = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
+  (hasCompose ? it : it.skip)(
+    hasCompose
+      ? 'is accepted by `docker compose config`'
+      : '`docker compose config` (skipped: this docker client has no compose plugin; the checks above ran)',
+    () => {
+      const result = spawnSync('docker', ['compose', '--file', 'docker-compose.yml', 'config', '--quiet'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          POSTGRES_PASSWORD: 'check-only',
+          FLIGHTDECK_SECRET_KEY: 'check-only',
+          FLIGHTDECK_ADMIN_TOKEN: 'check-only-token',
+        },
+      });
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    },
+  );
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+
+  it('builds in stages and runs the compiled CLI as a non-root user on production dependencies', () => {
+    const stages = [...dockerfile.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((match) => match[1]);
+    expect(stages).toEqual(expect.arrayContaining(['deps', 'build', 'prod-deps', 'runtime']));
+    expect(dockerfile).toContain('npm install --omit=dev');
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "dist/cli/main.js"]');
+  });
+});
