@@ -39,7 +39,14 @@ export async function applyCommand(
     err(`flightdeck apply: missing ${missing.join(', ')}`);
     return 1;
   }
-  const { documents, errors } = readDocuments(options.file);
+  let read: ReturnType<typeof readDocuments>;
+  try {
+    read = readDocuments(options.file);
+  } catch (error) {
+    err(`flightdeck apply: ${(error as Error).message}; nothing was changed.`);
+    return 1;
+  }
+  const { documents, errors } = read;
   if (errors.length > 0) {
     for (const error of errors) err(error.message);
     err(`flightdeck apply: ${errors.length} invalid document(s); nothing was changed.`);

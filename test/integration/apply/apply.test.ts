@@ -189,6 +189,10 @@ describe('flightdeck apply', () => {
     expect(broken.code).toBe(1);
     expect(broken.err).toContain(`${syntax}, document 2:`);
 
+    const missing = await apply([syntax, path.join(dir, 'nowhere.yaml')]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/nowhere\.yaml: no such file or directory; nothing was changed/);
+
     const dangling = write(
       'dangling.yaml',
       'type: Environment\nname: lost\nsystem: Nowhere\n---\ntype: System\nname: Elsewhere',
