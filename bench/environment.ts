@@ -117,13 +117,16 @@ export async function bundleQuietly(workflowsPath: string): Promise<{ code: stri
   return bundleWorkflowCode({ workflowsPath, logger: quietBundler });
 }
 
-/** Writes our workflows' bundle to a temporary file, for worker processes (FLIGHTDECK_WORKFLOW_BUNDLE). */
+/**
+ * Writes our workflows' bundle to a temporary file, for worker processes (FLIGHTDECK_WORKFLOW_BUNDLE):
+ * the plain one a production worker runs with tracing off, the default.
+ */
 export async function prebuiltWorkflowBundle(): Promise<string> {
   const file = path.join(
     fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-bundle-')),
     'workflow-bundle.js',
   );
-  fs.writeFileSync(file, (await bundleWorkflows(quietBundler)).code);
+  fs.writeFileSync(file, (await bundleWorkflows(false, quietBundler)).code);
   return file;
 }
 

@@ -38,15 +38,12 @@ for (const dir of SOURCE_DIRS) {
 }
 fs.chmodSync(path.join(out, 'cli', 'main.js'), 0o755);
 
-// The compiled bundler helper, so the prebuilt bundle gets the same workflow interceptors as every other.
-const { bundleWorkflows } = require(path.join(out, 'worker', 'workflowSource.js'));
-const { code } = await bundleWorkflows({
-  trace() {},
-  debug() {},
-  info() {},
-  warn: console.warn,
-  error: console.error,
-  log() {},
-});
-fs.writeFileSync(path.join(out, 'workflow-bundle.js'), code);
-console.log(`built ${count} files and the workflow bundle into dist/ in ${Date.now() - started} ms`);
+// The compiled bundler helper, so the prebuilt bundles are built as every other: one plain, one
+// with the tracing interceptors (worker/workflowSource.ts picks by whether tracing is on).
+const { bundleWorkflows, WORKFLOW_BUNDLE_FILES } = require(path.join(out, 'worker', 'workflowSource.js'));
+const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} };
+for (const [kind, file] of Object.entries(WORKFLOW_BUNDLE_FILES)) {
+  const { code } = await bundleWorkflows(kind === 'traced', quiet);
+  fs.writeFileSync(path.join(out, file), code);
+}
+console.log(`built ${count} files and the workflow bundles into dist/ in ${Date.now() - started} ms`);

@@ -53,7 +53,8 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     interceptors: tracingClientInterceptors(),
   });
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
-  const source = options.workflows ?? workflowSource();
+  const traced = options.workflowSpans !== undefined;
+  const source = options.workflows ?? workflowSource(traced);
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace: temporal.namespace,
@@ -66,8 +67,8 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     }),
     interceptors: {
       activity: [activityTracing, activityHeartbeats],
-      // A prebuilt bundle already contains them (bundleWorkflows); the SDK warns when given them again.
-      ...('workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
+      // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.
+      ...(traced && 'workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
     },
     sinks: workflowSpanSinks(options.workflowSpans),
     ...source,

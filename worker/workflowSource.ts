@@ -5,35 +5,39 @@ import { bundleWorkflowCode, type Logger as SdkLogger } from '@temporalio/worker
 /** Where the workflow code the worker runs comes from. */
 export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
 
-export const WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
+/** The prebuilt bundles `npm run build` writes next to the compiled code: without and with tracing. */
+export const WORKFLOW_BUNDLE_FILES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' };
 
 /**
- * Workflow interceptors every bundle must contain: OpenTelemetry spans for workflows and the
- * activities they schedule, continuing the trace carried in the workflow's headers. A prebuilt
- * bundle cannot take interceptors later, so every bundle is built through `bundleWorkflows`.
+ * The workflow interceptors of a traced bundle: OpenTelemetry spans for workflows and the
+ * activities they schedule, continuing the trace carried in the workflow's headers. They cost a
+ * worker real time and memory even when no span is exported (bench/pull: the lease reaper's lag
+ * more than doubled), so a worker with tracing off runs the plain bundle. Both bundles issue the
+ * same commands, so workers with and without tracing can share a task queue and replay each
+ * other's histories.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
-/** Bundles workflows/index with our workflow interceptors (the build, the test harness, benchmarks). */
-export function bundleWorkflows(logger?: SdkLogger): Promise<{ code: string }> {
+/** Bundles workflows/index, with the tracing interceptors when `traced` (the build, the test harness, benchmarks). */
+export function bundleWorkflows(traced: boolean, logger?: SdkLogger): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    workflowInterceptorModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [],
     logger,
   });
 }
 
 /**
- * A prebuilt bundle when there is one (`npm run build` writes it next to the compiled code, and the
- * test harness builds one per run): bundling takes seconds, so each worker should not repeat it.
- * Otherwise the worker bundles workflows/index at start-up.
+ * A prebuilt bundle when there is one (`npm run build` writes both next to the compiled code, and
+ * the test harness builds a traced one per run): bundling takes seconds, so each worker should not
+ * repeat it. Otherwise the worker bundles workflows/index at start-up (see worker/runtime.ts).
  */
-export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSource {
+export function workflowSource(traced: boolean, env: NodeJS.ProcessEnv = process.env): WorkflowSource {
   const explicit = env.FLIGHTDECK_WORKFLOW_BUNDLE;
   if (explicit) return { workflowBundle: { codePath: path.resolve(explicit) } };
-  const prebuilt = path.join(__dirname, '..', WORKFLOW_BUNDLE_FILE);
+  const prebuilt = path.join(__dirname, '..', WORKFLOW_BUNDLE_FILES[traced ? 'traced' : 'plain']);
   if (__filename.endsWith('.js') && fs.existsSync(prebuilt))
     return { workflowBundle: { codePath: prebuilt } };
   return { workflowsPath: require.resolve('../workflows') };
