@@ -20,10 +20,10 @@ import { loadConfig, type Config } from './config';
  */
 
 /** Idle workers long-poll for about a minute, so a live one is seen at least that often. */
-export const POLL_SEEN_WITHIN_MS = 2 * 60_000;
+const POLL_SEEN_WITHIN_MS = 2 * 60_000;
 
 /** Whether a poller from this host was seen within `maxAgeMs` of `now`. */
-export function pollerSeen(
+function pollerSeen(
   pollers: readonly temporal.api.taskqueue.v1.IPollerInfo[],
   hostname: string,
   now: number,

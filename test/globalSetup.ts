@@ -28,8 +28,8 @@ export default async function globalSetup(): Promise<void> {
     freePort().then((port) =>
       startTemporalDevServer({ cliPath: cli.path, stateDir, port, persistent: false, namespace: 'default' }),
     ),
-    // Traced: the tracing test needs the interceptors, and every other test then runs with them too.
-    bundleWorkflows(true, { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} }),
+    // Plain, as a worker with tracing off runs it; the tracing test bundles its own (test/helpers/stack.ts).
+    bundleWorkflows(false, { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} }),
     prepareTemplate(adminUrl, templateDatabase),
   ]);
   // If jest is killed before its teardown runs, the guardian still stops the dev server.

@@ -46,14 +46,15 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     const added = await ensureSearchAttributes(clientConnection, temporal.namespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
   }
-  // The relay's starts and signals and the activities' own starts carry the trace to the workflows.
+  // With tracing on, the relay's starts and signals and the activities' own starts carry the trace
+  // to the workflows; with it off, no tracing interceptor runs at all.
+  const traced = options.workflowSpans !== undefined;
   const client = new Client({
     connection: clientConnection,
     namespace: temporal.namespace,
-    interceptors: tracingClientInterceptors(),
+    ...(traced ? { interceptors: tracingClientInterceptors() } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
-  const traced = options.workflowSpans !== undefined;
   const source = options.workflows ?? workflowSource(traced);
   const worker = await Worker.create({
     connection: nativeConnection,
@@ -66,7 +67,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       taskQueue: temporal.taskQueue,
     }),
     interceptors: {
-      activity: [activityTracing, activityHeartbeats],
+      activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
       // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.
       ...(traced && 'workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
     },

@@ -32,9 +32,9 @@ export const activityTracing: ActivityInterceptorsFactory = (context) => ({
 });
 
 /**
- * The sink the workflow interceptors export through. The interceptors are in every workflow
- * bundle, so the sink must exist even with tracing off (the worker logs an error for every call
- * to a missing sink); then it drops the spans.
+ * The sink the workflow interceptors export through. A traced bundle can reach a worker with
+ * tracing off (FLIGHTDECK_WORKFLOW_BUNDLE), so the sink always exists (the worker logs an error
+ * for every call to a missing sink); with tracing off it drops the spans.
  */
 export function workflowSpanSinks(spans?: WorkflowSpans): InjectedSinks<OpenTelemetrySinks> {
   return {

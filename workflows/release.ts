@@ -194,7 +194,10 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       });
     };
 
+    // Following a pushed job is not background work that must finish before continue-as-new: the
+    // next run resumes it from the database. `following` holds the loops still running.
     const followed = new Set<string>();
+    const following = new Set<string>();
     const follow = async (jobId: string) => {
       let delayMs = FIRST_FOLLOW_MS;
       for (;;) {
@@ -207,7 +210,13 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
     const startFollowing = (jobId: string) => {
       if (followed.has(jobId)) return;
       followed.add(jobId);
-      inBackground(follow(jobId));
+      following.add(jobId);
+      void follow(jobId)
+        .catch(() => undefined)
+        .then(() => {
+          following.delete(jobId);
+          woken = true;
+        });
     };
 
     const measure = async (verificationId: string, index: number, metric: Metric): Promise<boolean> => {
@@ -250,7 +259,7 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       view.phase = progress.phase;
       if (isTerminalReleasePhase(progress.phase)) {
         // Ended from outside (a cancel): one last look at each pushed job cancels its remote run.
-        await Promise.all([...followed].map((jobId) => agents.followJob(jobId)));
+        await Promise.all([...following].map((jobId) => agents.followJob(jobId)));
         return { phase: progress.phase };
       }
       attempt = progress.attempt;

@@ -10,25 +10,22 @@ import {
   type DispatchDeps,
   type JobDispatcher,
 } from './dispatcher';
-import { dispatchRemote, lookAtRemote, moveJobQuietly } from './pushAgent';
+import { dispatchRemote, lookAtRemote, moveJobQuietly, REMOTE_CLOCK_SLACK_MS } from './pushAgent';
 import { remoteJson, type RemoteRequest } from './remote';
 
 /** The parts of an Argo CD Application's status that say how a sync went. */
-export interface ArgoApplicationStatus {
+interface ArgoApplicationStatus {
   sync?: { status?: string; revision?: string };
   health?: { status?: string; message?: string };
   operationState?: { phase?: string; message?: string; startedAt?: string; finishedAt?: string };
 }
-
-/** Syncs that started a little before the job (clocks differ) still count as its own. */
-const CLOCK_SLACK_MS = 60_000;
 
 /**
  * Where an Argo CD sync stands, as a job status: the sync operation failing, or the application
  * turning Degraded, is a failure; Synced and Healthy after a successful sync is success; the rest is
  * still in progress.
  */
-export function jobStatusOfApplication(status: ArgoApplicationStatus): {
+function jobStatusOfApplication(status: ArgoApplicationStatus): {
   status: JobStatus;
   message: string;
 } {
@@ -92,7 +89,11 @@ class ArgoCdApi {
   }
 }
 
-function apiFor(job: Job, secrets: DispatchDeps['secrets']): ArgoCdApi | string {
+/** The agent's API and template, or what is missing from its configuration. */
+function targetFor(
+  job: Job,
+  secrets: DispatchDeps['secrets'],
+): { api: ArgoCdApi; template: string } | string {
   const config = agentConfigOf(ArgoCdConfig, job, secrets);
   const apiKey = typeof config.api_key === 'string' ? config.api_key : undefined;
   const missing = missingConfiguration('argo-cd', {
@@ -101,17 +102,17 @@ function apiFor(job: Job, secrets: DispatchDeps['secrets']): ArgoCdApi | string 
     api_key: apiKey,
   });
   if (missing) return missing;
-  return new ArgoCdApi(config.server_url!.replace(/\/$/, ''), apiKey!);
+  return { api: new ArgoCdApi(config.server_url!.replace(/\/$/, ''), apiKey!), template: config.template! };
 }
 
 /** The Application the agent's template renders for this job. */
-export function renderApplication(
+function renderApplication(
   job: Job,
   secrets: DispatchDeps['secrets'],
+  template: string,
 ): { name: string; application: Record<string, unknown> } {
-  const { template } = agentConfigOf(ArgoCdConfig, job, secrets);
   const application = renderTemplate(
-    template ?? '',
+    template,
     templateContext(job.id, openTree(secrets, job.dispatchContext)),
   );
   const name = (application.metadata as { name?: unknown } | undefined)?.name;
@@ -126,8 +127,9 @@ export function renderApplication(
  */
 export const argoCdDispatcher: JobDispatcher = {
   async dispatch(job, { em, secrets }, step) {
-    const api = apiFor(job, secrets);
-    if (typeof api === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', api);
+    const target = targetFor(job, secrets);
+    if (typeof target === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', target);
+    const { api } = target;
     return dispatchRemote(em, job, async () => {
       if (step?.name === 'sync') {
         await api.sync(step.state.name!);
@@ -136,15 +138,16 @@ export const argoCdDispatcher: JobDispatcher = {
           message: `Argo CD application ${step.state.name}: sync requested`,
         };
       }
-      const { name, application } = renderApplication(job, secrets);
+      const { name, application } = renderApplication(job, secrets, target.template);
       await api.upsert(application);
       return { next: { name: 'sync', state: { name } } };
     });
   },
 
   follow(job, { em, secrets }) {
-    const api = apiFor(job, secrets);
-    if (typeof api === 'string' || !job.externalId) return Promise.resolve({ done: true });
+    const target = targetFor(job, secrets);
+    if (typeof target === 'string' || !job.externalId) return Promise.resolve({ done: true });
+    const { api } = target;
     const name = job.externalId;
     return lookAtRemote(em, job, async () => {
       if (isTerminalJobStatus(job.status)) {
@@ -154,7 +157,7 @@ export const argoCdDispatcher: JobDispatcher = {
       const status = await api.status(name);
       const started = Date.parse(status.operationState?.startedAt ?? '');
       // Until the application shows a sync started after this job, what it shows is an older sync's.
-      if (!(started >= job.createdAt.getTime() - CLOCK_SLACK_MS)) return { done: false };
+      if (!(started >= job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS)) return { done: false };
       const next = jobStatusOfApplication(status);
       const changed = next.status !== job.status;
       if (changed) await moveJobQuietly(em, job.id, next);

@@ -55,9 +55,10 @@ export interface JobDispatcher {
  * the release context), parsed with the type's schema; secrets opened.
  */
 export function agentConfigOf<S extends z.ZodObject>(schema: S, job: Job, secrets: SecretBox): z.output<S> {
-  const merged = openTree(secrets, job.jobAgentConfig);
+  // Only the agent's own keys are opened: the rest of the snapshot holds sealed variables it never reads.
   const own = Object.keys(schema.shape);
-  return schema.parse(Object.fromEntries(Object.entries(merged).filter(([key]) => own.includes(key))));
+  const mine = Object.fromEntries(Object.entries(job.jobAgentConfig).filter(([key]) => own.includes(key)));
+  return schema.parse(openTree(secrets, mine));
 }
 
 /** Ends a job during dispatch (an unusable configuration, a refusal by the remote), with the reason. */

@@ -9,6 +9,9 @@ import { RemoteRefusal } from './remote';
 
 /** What every push agent (GitHub, Argo CD, Terraform Cloud) does the same way around its own calls. */
 
+/** A remote run or sync that started a little before its job (the two clocks differ) still counts as the job's. */
+export const REMOTE_CLOCK_SLACK_MS = 60_000;
+
 /** A status move that a webhook or a cancel may have made first: losing that race changes nothing. */
 export async function moveJobQuietly(
   em: EntityManager,

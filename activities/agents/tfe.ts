@@ -14,7 +14,7 @@ import { dispatchRemote, lookAtRemote, moveJobQuietly } from './pushAgent';
 import { RemoteRefusal, remoteJson, type RemoteRequest } from './remote';
 
 /** A Terraform run's status as a job status (TFE "run states"); everything not listed is still running. */
-export function jobStatusOfRun(status: string): JobStatus {
+function jobStatusOfTerraformRun(status: string): JobStatus {
   switch (status) {
     case 'applied':
     case 'planned_and_finished':
@@ -44,7 +44,7 @@ export interface WorkspaceVariable {
 }
 
 /** The job's resolved variables as Terraform variables: text values, sensitive where they were. */
-export function workspaceVariables(job: Job, secrets: DispatchDeps['secrets']): WorkspaceVariable[] {
+function workspaceVariables(job: Job, secrets: DispatchDeps['secrets']): WorkspaceVariable[] {
   const stored = (job.dispatchContext.variables ?? {}) as Record<string, unknown>;
   const opened = openTree(secrets, stored);
   return Object.entries(opened).map(([key, value]) => ({
@@ -160,7 +160,7 @@ function targetFor(job: Job, secrets: DispatchDeps['secrets']) {
 }
 
 /** The workspace attributes the agent's template renders for this job. */
-export function renderWorkspace(
+function renderWorkspace(
   job: Job,
   secrets: DispatchDeps['secrets'],
   template: string,
@@ -219,7 +219,7 @@ export const tfeDispatcher: JobDispatcher = {
         return { done: true };
       }
       const runStatus = await target.api.runStatus(runId);
-      const status = jobStatusOfRun(runStatus);
+      const status = jobStatusOfTerraformRun(runStatus);
       const changed = status !== job.status;
       if (changed)
         await moveJobQuietly(em, job.id, { status, message: `Terraform run ${runId}: ${runStatus}` });

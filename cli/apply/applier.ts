@@ -83,13 +83,14 @@ export async function applyDocuments(
   api: WorkspaceApi,
   options: ApplyOptions,
 ): Promise<Change[]> {
-  const applier = new Applier(api, options, {
-    agents: await api.list<RemoteRecord>('/job-agents'),
-    systems: await api.list<RemoteRecord>('/systems'),
-    environments: await api.list<Linked>('/environments'),
-    deployments: await api.list<Linked>('/deployments'),
-    policies: await api.list<RemoteRecord>('/policies'),
-  });
+  const [agents, systems, environments, deployments, policies] = await Promise.all([
+    api.list<RemoteRecord>('/job-agents'),
+    api.list<RemoteRecord>('/systems'),
+    api.list<Linked>('/environments'),
+    api.list<Linked>('/deployments'),
+    api.list<RemoteRecord>('/policies'),
+  ]);
+  const applier = new Applier(api, options, { agents, systems, environments, deployments, policies });
   const refused = applier.checkReferences(documents);
   if (refused.length > 0) throw new ApplyRefused(refused);
   const ordered = [...documents].sort(

@@ -29,7 +29,7 @@ export const DOCUMENT_TYPES = [
   'Policy',
   'DeploymentVersion',
 ] as const;
-export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 /** Where a document came from: its file and its 1-based position among the file's documents. */
 export interface Source {

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../apiClient';
 
 /** A request the API refused, with the problem it answered (RFC 9457). */
-export class ApiRefusal extends Error {
+class ApiRefusal extends Error {
   constructor(
     readonly method: string,
     readonly path: string,
@@ -30,10 +30,18 @@ export class WorkspaceApi {
     readonly workspaceId: string,
   ) {}
 
-  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async send<T>(method: string, path: string, body?: unknown): Promise<T>;
+  private async send<T>(
+    method: 'GET',
+    path: string,
+    body: undefined,
+    missing: 'allowed',
+  ): Promise<T | undefined>;
+  private async send<T>(method: string, path: string, body?: unknown, missing?: 'allowed') {
     const full = `v1/workspaces/${this.workspaceId}${path}`;
     const response = await this.client.request<T>(method, full, body);
     if (response.status >= 200 && response.status < 300) return response.body;
+    if (response.status === 404 && missing === 'allowed') return undefined;
     throw new ApiRefusal(method, `/${full}`, response.status, response.body);
   }
 
@@ -42,12 +50,8 @@ export class WorkspaceApi {
   }
 
   /** `undefined` when the record does not exist. */
-  async find<T>(path: string): Promise<T | undefined> {
-    const full = `v1/workspaces/${this.workspaceId}${path}`;
-    const response = await this.client.request<T>('GET', full);
-    if (response.status === 404) return undefined;
-    if (response.status !== 200) throw new ApiRefusal('GET', `/${full}`, response.status, response.body);
-    return response.body;
+  find<T>(path: string): Promise<T | undefined> {
+    return this.send<T>('GET', path, undefined, 'allowed');
   }
 
   /** Every item of a list, page by page. */

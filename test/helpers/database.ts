@@ -27,7 +27,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: databaseUrl(harnessValue('pgAdminUrl'), name),
-    drop: () =>
-      admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+    drop: () => dropDatabase(name),
   };
+}
+
+/** Drops a database of the test PostgreSQL, even while something is still connected to it. */
+export function dropDatabase(name: string): Promise<void> {
+  return admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
 }

@@ -140,7 +140,11 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         databaseUrl: db.url,
         temporal: { address, namespace: 'default', taskQueue },
         logger,
-        workflows: { workflowBundle: { codePath: harnessValue('workflowBundle') } },
+        // The harness's bundle is the plain one production runs with tracing off; a traced stack
+        // bundles its own, with the tracing interceptors (worker/runtime.ts adds them).
+        workflows: options.workflowSpans
+          ? { workflowsPath: require.resolve('../../workflows') }
+          : { workflowBundle: { codePath: harnessValue('workflowBundle') } },
         skipSearchAttributeRegistration: true,
         workflowSpans: options.workflowSpans,
       });

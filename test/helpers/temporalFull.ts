@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as PgClient } from 'pg';
 import {
   postgresFromUrl,
   startFullTemporalServer,
@@ -10,6 +9,7 @@ import {
   type FullTemporalServerOptions,
 } from '../../cli/temporalFull';
 import { harnessValue } from '../harness';
+import { dropDatabase } from './database';
 
 export interface TestTemporalServer {
   server: FullTemporalServer;
@@ -41,15 +41,7 @@ export async function startTestTemporalServer(log: (line: string) => void): Prom
     },
     async close() {
       await handle.server.stop();
-      const admin = new PgClient({ ...options.postgres, database: 'postgres' });
-      await admin.connect();
-      try {
-        for (const name of Object.values(options.databases)) {
-          await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        }
-      } finally {
-        await admin.end();
-      }
+      for (const name of Object.values(options.databases)) await dropDatabase(name);
       fs.rmSync(options.dataDir, { recursive: true, force: true });
     },
   };

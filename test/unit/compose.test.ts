@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { temporalCacheDir } from '../../cli/temporalCli';
 
 /**
  * docker-compose.yml cannot run on the development machines (no Docker engine), so its topology is
@@ -199,8 +199,7 @@ describe('docker-compose.yml', () => {
 /** The DOCKER_CONFIG directory scripts/docker-compose-plugin.sh fills, if it has. */
 function cachedComposePlugin(): string | null {
   const version = /^VERSION=(\S+)$/m.exec(read('scripts/docker-compose-plugin.sh'))![1]!;
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  const dir = path.join(base, 'flightdeck', `docker-compose-${version}`);
+  const dir = path.join(temporalCacheDir(), `docker-compose-${version}`);
   return fs.existsSync(path.join(dir, 'cli-plugins', 'docker-compose')) ? dir : null;
 }
 

@@ -1,16 +1,13 @@
 import type { Job } from '../../../db/entities';
-import { openTree } from '../../../db/sensitiveValues';
 import { describeRun, isRunOfJob, jobStatusOfRun, workflowInputs } from '../../../domain/github';
 import { GithubAppConfig } from '../../../domain/jobAgents';
 import { isTerminalJobStatus } from '../../../domain/jobStatus';
 import { agentConfigOf, endAtDispatch, type DispatchDeps, type JobDispatcher } from '../dispatcher';
-import { dispatchRemote, lookAtRemote, moveJobQuietly } from '../pushAgent';
+import { dispatchRemote, lookAtRemote, moveJobQuietly, REMOTE_CLOCK_SLACK_MS } from '../pushAgent';
 import { GithubActions, githubTarget } from './api';
 
 /** How long a dispatched job may wait for its run to show up before it ends `external_run_not_found`. */
 const RUN_APPEARS_WITHIN_MS = 10 * 60_000;
-/** Runs created a little before the job (clocks differ) still count. */
-const CLOCK_SLACK_MS = 60_000;
 
 function actionsFor(job: Job, secrets: DispatchDeps['secrets']): GithubActions | string {
   const target = githubTarget(agentConfigOf(GithubAppConfig, job, secrets));
@@ -26,11 +23,10 @@ export const githubDispatcher: JobDispatcher = {
   async dispatch(job, { em, secrets }) {
     const actions = actionsFor(job, secrets);
     if (typeof actions === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', actions);
-    const context = openTree(secrets, job.dispatchContext) as {
-      inputs: Parameters<typeof workflowInputs>[0];
-    };
+    // The inputs are ids and names, stored in the clear: nothing to open.
+    const { inputs } = job.dispatchContext as { inputs: Parameters<typeof workflowInputs>[0] };
     return dispatchRemote(em, job, async () => {
-      await actions.dispatch(workflowInputs(context.inputs));
+      await actions.dispatch(workflowInputs(inputs));
       return { message: 'workflow dispatched; waiting for its run' };
     });
   },
@@ -46,7 +42,7 @@ export const githubDispatcher: JobDispatcher = {
       }
       const run = job.externalId
         ? await actions.run(job.externalId)
-        : (await actions.dispatchedRuns(new Date(job.createdAt.getTime() - CLOCK_SLACK_MS))).find(
+        : (await actions.dispatchedRuns(new Date(job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS))).find(
             (candidate) => isRunOfJob(candidate, job.id),
           );
       if (!run) {

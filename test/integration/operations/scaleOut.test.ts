@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { ApiClient } from '../../../cli/apiClient';
+import { WorkspaceApi } from '../../../cli/apply/workspaceApi';
 import { harnessValue } from '../../harness';
 import { eventually } from '../../helpers/eventually';
 import { exited, freePort, killGroup, spawnFlightdeck } from '../../helpers/processes';
@@ -120,36 +121,31 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
       apis.map((api) => [api.url, new ApiClient({ apiUrl: api.url, apiKey: stack.apiKey })]),
     );
     const ws = `/v1/workspaces/${stack.workspaceId}`;
-    const call = async <T>(url: string, method: string, route: string, body?: unknown): Promise<T> => {
-      const response = await clients.get(url)!.request<T>(method, `${ws}${route}`, body);
-      if (response.status >= 300)
-        throw new Error(`${method} ${route} answered ${response.status}: ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    const via = (url: string) => new WorkspaceApi(clients.get(url)!, stack.workspaceId);
 
     // The records, written half through each API.
     const [first, second] = apis.map((api) => api.url) as [string, string];
     const agentId = '0193a1c2-0000-7000-8000-00000000c0de';
-    await call(first, 'PUT', `/job-agents/${agentId}`, {
+    await via(first).put(`/job-agents/${agentId}`, {
       name: 'fleet',
       type: 'http-pull',
       config: { leaseSeconds: LEASE_SECONDS },
     });
-    const system = await call<{ id: string }>(second, 'POST', '/systems', { name: 'Scale' });
-    const environment = await call<{ id: string }>(first, 'POST', '/environments', {
+    const system = await via(second).post<{ id: string }>('/systems', { name: 'Scale' });
+    const environment = await via(first).post<{ id: string }>('/environments', {
       name: 'prod',
       resourceSelector: 'resource.metadata["env"] == "prod"',
     });
-    const deployment = await call<{ id: string }>(second, 'POST', '/deployments', {
+    const deployment = await via(second).post<{ id: string }>('/deployments', {
       name: 'svc',
       slug: 'svc',
       jobAgents: [{ ref: 'fleet' }],
     });
-    await call(first, 'PUT', `/systems/${system.id}/environments/${environment.id}`, {});
-    await call(second, 'PUT', `/systems/${system.id}/deployments/${deployment.id}`, {});
+    await via(first).put(`/systems/${system.id}/environments/${environment.id}`, {});
+    await via(second).put(`/systems/${system.id}/deployments/${deployment.id}`, {});
     await Promise.all(
       Array.from({ length: RESOURCES }, (_, n) =>
-        call(n % 2 ? first : second, 'PUT', `/resources/identifier/node-${n}`, {
+        via(n % 2 ? first : second).put(`/resources/identifier/node-${n}`, {
           name: `node-${n}`,
           version: 'v1',
           kind: 'service',
@@ -158,7 +154,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
       ),
     );
     const started = Date.now();
-    await call(first, 'POST', `/deployments/${deployment.id}/versions`, { tag: '1.0.0' });
+    await via(first).post(`/deployments/${deployment.id}/versions`, { tag: '1.0.0' });
 
     // 16 agents: even ones start on api-1, odd ones on api-2; each moves to the other API when its
     // own stops answering. A claim whose answer is lost is not the agent's: its lease expires.
@@ -260,9 +256,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
       agentsFailed,
       eventually(
         async () => {
-          const page = await call<{ items: { id: string; phase: string }[]; total: number }>(
-            first,
-            'GET',
+          const page = await via(first).get<{ items: { id: string; phase: string }[]; total: number }>(
             '/releases?limit=1000',
           );
           if (page.total === RESOURCES && page.items.every((release) => release.phase === 'succeeded'))
@@ -281,9 +275,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
     const seconds = (Date.now() - started) / 1000;
 
     // Every job exactly once, through the agents' eyes and in the database.
-    const jobs = await call<{ items: { id: string; status: string; releaseId: string }[] }>(
-      first,
-      'GET',
+    const jobs = await via(first).get<{ items: { id: string; status: string; releaseId: string }[] }>(
       '/jobs?limit=1000',
     );
     expect(jobs.items).toHaveLength(RESOURCES);
