@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { createLeaseActivities } from './lease';
@@ -8,9 +7,6 @@ import { createRolloutActivities } from './rollout';
 export interface ActivityDeps {
   orm: Database;
   secrets: SecretBox;
-  /** Activities that start or wake workflows use the worker's client. */
-  client: Client;
-  taskQueue: string;
 }
 
 /** Every activity the worker registers, built from the dependencies they share. */

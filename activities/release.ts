@@ -7,9 +7,10 @@ import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletio
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import type { GateEvaluation } from '../domain/gates';
-import { isPushAgent, type JobAgentType } from '../domain/jobAgents';
+import { isPushAgent } from '../domain/jobAgents';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule, VerificationMetric } from '../domain/policies';
+import type { JobRef } from '../domain/orchestration';
 import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
 import type { z } from 'zod';
@@ -24,7 +25,7 @@ export interface ReleaseActivityDeps {
 export interface ReleaseProgress {
   phase: ReleasePhase;
   attempt: number;
-  jobs: { id: string; status: JobStatus; agentType: JobAgentType | null; attempt: number }[];
+  jobs: (JobRef & { attempt: number })[];
   verifications: {
     id: string;
     jobId: string;
@@ -32,8 +33,6 @@ export interface ReleaseProgress {
     status: string;
     metrics: z.infer<typeof VerificationMetric>[];
   }[];
-  /** The rules of the target's policies (for retries). */
-  rules: PolicyRule[];
 }
 
 /** The outcome of one measurement of a verification metric. */
@@ -51,38 +50,22 @@ const HTTP_BODY_LIMIT = 64 * 1024;
 export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
 
+  /** Where the release's jobs and verifications stand, in one query: the step a woken release runs first. */
   async function progressOf(releaseId: string): Promise<ReleaseProgress | null> {
-    const em = fork();
-    const loaded = await loadRelease(em, releaseId);
-    if (!loaded) return null;
-    const jobs = await em.find(
-      JobSchema,
-      { releaseId },
-      { orderBy: { attempt: 'asc', createdAt: 'asc', id: 'asc' } },
+    const [row] = await fork().execute<Omit<ReleaseProgress, 'attempt'>[]>(
+      `SELECT rl.phase,
+              coalesce((SELECT json_agg(json_build_object('id', j.id, 'status', j.status, 'agentType', j.agent_type,
+                                          'attempt', j.attempt) ORDER BY j.attempt, j.created_at, j.id)
+                          FROM job j WHERE j.release_id = rl.id), '[]') AS jobs,
+              coalesce((SELECT json_agg(json_build_object('id', v.id, 'jobId', v.job_id, 'trigger', v.trigger,
+                                          'status', v.status, 'metrics', v.metrics) ORDER BY v.created_at, v.id)
+                          FROM job_verification v JOIN job j ON j.id = v.job_id WHERE j.release_id = rl.id), '[]')
+                AS verifications
+         FROM release rl WHERE rl.id = ?`,
+      [releaseId],
     );
-    const verifications = await em.find(
-      JobVerificationSchema,
-      { jobId: jobs.map((job) => job.id) },
-      { orderBy: { createdAt: 'asc', id: 'asc' } },
-    );
-    return {
-      phase: loaded.phase,
-      attempt: Math.max(0, ...jobs.map((job) => job.attempt)),
-      jobs: jobs.map((job) => ({
-        id: job.id,
-        status: job.status,
-        agentType: job.agentType ?? null,
-        attempt: job.attempt,
-      })),
-      verifications: verifications.map((v) => ({
-        id: v.id,
-        jobId: v.jobId,
-        trigger: v.trigger,
-        status: v.status,
-        metrics: v.metrics as unknown as z.infer<typeof VerificationMetric>[],
-      })),
-      rules: loaded.facts.policies.flatMap((policy) => policy.rules),
-    };
+    if (!row) return null;
+    return { ...row, attempt: Math.max(0, ...row.jobs.map((job) => job.attempt)) };
   }
 
   async function appendMeasurement(verificationId: string, measurement: Measurement): Promise<void> {
@@ -133,15 +116,22 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       return follow(job, { em, secrets });
     },
 
+    /** Ends a job the workflow itself completes (the test runner's); the workflow looks again on its own. */
     async completeJob(jobId: string, status: JobStatus, message: string | null): Promise<void> {
       const em = fork();
       const job = await em.findOne(JobSchema, { id: jobId });
       if (!job || job.completedAt) return;
-      await changeJobStatus(em, {}, jobId, { status, message });
+      await changeJobStatus(em, {}, jobId, { status, message, wakeRelease: false });
     },
 
     async releaseProgress(releaseId: string): Promise<ReleaseProgress | null> {
       return progressOf(releaseId);
+    },
+
+    /** The rules of the target's policies, for deciding whether a failed attempt is retried. */
+    async releaseRules(releaseId: string): Promise<PolicyRule[]> {
+      const loaded = await loadRelease(fork(), releaseId);
+      return loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
     },
 
     /** One measurement of an `http` metric: the request, then the success and failure conditions over its result. */

@@ -1,31 +1,37 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import type { Connection } from '@temporalio/client';
 import { Client } from 'pg';
+import type { Connection } from '@temporalio/client';
 import pino from 'pino';
 import { startTemporalDevServer, type TemporalDevServer } from '../cli/embedded/temporalServer';
 import { freePort } from '../cli/embedded/processes';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase, type Database } from '../db/database';
-import { bundleWorkflows } from '../worker/workflowSource';
 
 /**
  * What a benchmark runs against: a fresh database on the PostgreSQL at DATABASE_URL (default the
- * machine's 127.0.0.1:5432) and, unless TEMPORAL_ADDRESS is set, its own Temporal dev server.
+ * machine's 127.0.0.1:5432) and, unless TEMPORAL_ADDRESS is set, its own Temporal dev server,
+ * configured as `flightdeck start` configures it: in memory, or persisting to its SQLite file as
+ * the README's default stack does (`persistent`).
  */
 export interface BenchEnvironment {
   orm: Database;
   databaseUrl: string;
   temporalAddress: string;
+  /** The dev server's process, when the benchmark started one. */
+  temporalPid?: number;
   logger: pino.Logger;
   close(): Promise<void>;
 }
 
-export async function benchEnvironment(name: string): Promise<BenchEnvironment> {
+export async function benchEnvironment(
+  name: string,
+  { persistent = false }: { persistent?: boolean } = {},
+): Promise<BenchEnvironment> {
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const database = `flightdeck_bench_${name}_${Date.now().toString(36)}`;
   const admin = new Client({ connectionString: adminUrl });
@@ -44,7 +50,7 @@ export async function benchEnvironment(name: string): Promise<BenchEnvironment> 
       cliPath: cli.path,
       stateDir,
       port: await freePort(),
-      persistent: false,
+      persistent,
       namespace: 'default',
     });
     temporalAddress = temporal.address;
@@ -55,6 +61,7 @@ export async function benchEnvironment(name: string): Promise<BenchEnvironment> 
     orm,
     databaseUrl,
     temporalAddress,
+    temporalPid: temporal?.pid,
     logger: pino({ level: process.env.LOG_LEVEL ?? 'warn' }),
     async close() {
       await orm.close();
@@ -80,27 +87,44 @@ export function peakRssMb(): number {
   return round(process.resourceUsage().maxRSS / 1024, 1);
 }
 
-export interface RoleProcess {
+/** Resident set size of a process, in MiB: now (`VmRSS`) or at its peak so far (`VmHWM`). */
+export function rssMb(pid: number, which: 'VmRSS' | 'VmHWM'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return round(Number(new RegExp(`${which}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024, 1);
+}
+
+export interface FlightdeckProcess {
   pid: number;
   /** Peak resident set size so far (VmHWM), in MiB. */
   peakRssMb(): number;
+  /** Resident set size now, in MiB. */
+  rssMb(): number;
   stop(): Promise<void>;
 }
 
-/** Runs `flightdeck <role>` (api or worker) from source, as operators run it, with the given environment. */
-export function spawnRole(role: 'api' | 'worker', env: NodeJS.ProcessEnv): RoleProcess {
-  const root = path.resolve(__dirname, '..');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'cli', 'main.ts'), role], {
-    cwd: root,
+const ROOT = path.resolve(__dirname, '..');
+let built = false;
+
+/** `npm run build`, once per benchmark run: processes run from dist/, as `npm start` and operators run them. */
+export function buildOnce(): void {
+  if (built) return;
+  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('npm run build failed');
+  built = true;
+}
+
+/** Runs `flightdeck <args>` from dist/ with the given environment (added to this process's). */
+export function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
+  buildOnce();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
+    cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return {
     pid: child.pid!,
-    peakRssMb() {
-      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024, 1);
-    },
+    peakRssMb: () => rssMb(child.pid!, 'VmHWM'),
+    rssMb: () => rssMb(child.pid!, 'VmRSS'),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -110,24 +134,16 @@ export function spawnRole(role: 'api' | 'worker', env: NodeJS.ProcessEnv): RoleP
   };
 }
 
-const quietBundler = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
-
-/** Bundles workflow code quietly (production workers load a prebuilt bundle, not a fresh one). */
-export async function bundleQuietly(workflowsPath: string): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundler });
+/** `flightdeck api` or `flightdeck worker`, as operators run them. */
+export function spawnRole(role: 'api' | 'worker', env: NodeJS.ProcessEnv): FlightdeckProcess {
+  return spawnFlightdeck([role], env);
 }
 
-/**
- * Writes our workflows' bundle to a temporary file, for worker processes (FLIGHTDECK_WORKFLOW_BUNDLE):
- * the plain one a production worker runs with tracing off, the default.
- */
-export async function prebuiltWorkflowBundle(): Promise<string> {
-  const file = path.join(
-    fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-bundle-')),
-    'workflow-bundle.js',
-  );
-  fs.writeFileSync(file, (await bundleWorkflows(false, quietBundler)).code);
-  return file;
+const quietBundler = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
+
+/** Bundles workflow code quietly (for the floors' own workflows). */
+export async function bundleQuietly(workflowsPath: string): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundler });
 }
 
 export async function waitFor(
@@ -169,17 +185,22 @@ export function workspaceApi(apiUrl: string, workspaceId: string, key: string) {
   };
 }
 
+/** A connection that can describe task queues: the client's or the worker's. */
+interface TaskQueueDescriber {
+  workflowService: Pick<Connection['workflowService'], 'describeTaskQueue'>;
+}
+
 /** Waits until the API answers /readyz and a worker polls the task queue. */
 export async function waitForServices(
   apiUrl: string,
-  temporal: Connection,
+  temporal: TaskQueueDescriber,
   taskQueue: string,
 ): Promise<void> {
   await waitFor(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.ok === true, 'the API');
   await waitForWorker(temporal, taskQueue);
 }
 
-export async function waitForWorker(temporal: Connection, taskQueue: string): Promise<void> {
+export async function waitForWorker(temporal: TaskQueueDescriber, taskQueue: string): Promise<void> {
   await waitFor(async () => {
     const queue = await temporal.workflowService.describeTaskQueue({
       namespace: 'default',

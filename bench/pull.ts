@@ -15,7 +15,6 @@ import {
   bundleQuietly,
   inParallel,
   percentile,
-  prebuiltWorkflowBundle,
   round,
   spawnRole,
   waitFor,
@@ -49,7 +48,6 @@ export async function run(): Promise<Record<string, unknown>> {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const common = {
-    FLIGHTDECK_WORKFLOW_BUNDLE: await prebuiltWorkflowBundle(),
     DATABASE_URL: env.databaseUrl,
     TEMPORAL_ADDRESS: env.temporalAddress,
     TEMPORAL_TASK_QUEUE: TASK_QUEUE,

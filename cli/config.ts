@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { FAULTS, type Faults } from '../domain/faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
+import { DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
 
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
@@ -66,7 +67,7 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('flightdeck'),
   TEMPORAL_UI_URL: optionalString.pipe(z.url().optional()),
   TEMPORAL_CLI_PATH: optionalString,
-  FLIGHTDECK_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(500),
+  FLIGHTDECK_WORKER_CACHE_MB: z.coerce.number().int().min(16).max(65_536).default(DEFAULT_WORKFLOW_CACHE_MB),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
@@ -109,8 +110,8 @@ export interface Config {
     taskQueue: string;
     uiUrl?: string;
     cliPath?: string;
-    /** Workflows a worker keeps in memory (about 1 MB each); the rest are replayed when they wake. */
-    cachedWorkflows: number;
+    /** Memory a worker's workflow cache may take; workflows beyond it are replayed when they wake. */
+    workflowCacheMb: number;
     embeddedPort: number;
     embeddedUiPort: number;
   };
@@ -181,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
-      cachedWorkflows: e.FLIGHTDECK_WORKER_CACHED_WORKFLOWS,
+      workflowCacheMb: e.FLIGHTDECK_WORKER_CACHE_MB,
       embeddedPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_PORT,
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
     },

@@ -84,8 +84,8 @@ export function startWorkerService(options: {
       address: options.temporalAddress,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      cachedWorkflows: config.temporal.cachedWorkflows,
     },
+    workflowCacheMb: config.temporal.workflowCacheMb,
     logger: options.logger.child({ component: 'worker' }),
     // The embedded dev server registers our search attributes at start; an external cluster may not have them.
     skipSearchAttributeRegistration: !config.temporal.address,

@@ -1,23 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { mergeJobConfig, type JsonObject, type ReleaseContext } from '../domain/jobConfig';
+import { groupBy } from '../domain/grouping';
 import type { JobAgentType } from '../domain/jobAgents';
-import type { JobStatus } from '../domain/jobStatus';
+import {
+  planReleaseJobs,
+  type JobPlanInput,
+  type JobPlanRecords,
+  type PlanAgent,
+  type PlannedJob,
+} from '../domain/jobPlan';
+import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
-import { selectorContext, selectorMatches } from '../domain/selectors';
-import { SENSITIVE_CONFIG_KEYS } from '../domain/sensitive';
-import { resolveVariables, type ResolvedVariable, type VariableDefinition } from '../domain/variables';
-import type { JobAgentEntry } from './entities';
+import type { VariableDefinition } from '../domain/variables';
 import { newId } from './ids';
 import { enabledPolicies, policiesForTarget } from './policyMatching';
 import type { SecretBox } from './secrets';
 import { openConfig, openValue, sealedValue } from './sensitiveValues';
+import { uuidArray } from './sql';
 
 /**
- * SPEC "Flow" step 4: the jobs of a release that may proceed, created in one transaction with the
- * release target's slot. The slot (`release_target_state.active_release_id`) is taken by compare and
- * set, so at most one release has active jobs on a target; a release that finds it taken gets
- * `busy` and waits to be woken. Idempotent per attempt: a retry after a crash returns the jobs the
- * first try created.
+ * SPEC "Flow" step 4: the jobs of releases that may proceed, written with their release target's
+ * slot. The slot (`release_target_state.active_release_id`) is taken by compare and set, so at most
+ * one release has active jobs on a target. The plan itself is pure (domain/jobPlan.ts); this module
+ * loads what it needs and writes it, for one release (`startReleaseJobs`, a workflow whose gates
+ * opened) or a whole batch (`createJobs`, the fan-out), with the same few statements.
  */
 
 export interface StartedJob {
@@ -31,7 +36,8 @@ export type StartJobsResult =
   | { outcome: 'busy'; holder: string | null }
   | { outcome: 'finished' };
 
-interface ReleaseRow {
+/** A release as job creation needs it. */
+export interface ReleaseRow {
   id: string;
   workspace_id: string;
   deployment_id: string;
@@ -39,45 +45,82 @@ interface ReleaseRow {
   resource_id: string;
   version_id: string;
   phase: ReleasePhase;
-  created_at: Date;
+  created_at: Date | string;
 }
 
-interface Records {
-  workspace: { id: string; name: string; slug: string };
-  deployment: {
-    id: string;
-    name: string;
-    slug: string;
-    description: string | null;
-    metadata: Record<string, string>;
-    resourceSelector: string | null;
-    jobAgents: JobAgentEntry[];
+export const RELEASE_ROW_COLUMNS =
+  'id, workspace_id, deployment_id, environment_id, resource_id, version_id, phase, created_at';
+
+const targetOrder = (a: ReleaseRow, b: ReleaseRow) =>
+  `${a.resource_id}/${a.environment_id}/${a.deployment_id}`.localeCompare(
+    `${b.resource_id}/${b.environment_id}/${b.deployment_id}`,
+  );
+
+/**
+ * Takes the target slot of each release, by compare and set; returns the ids of the releases that
+ * hold their target now. Rows are locked in one order (by target), so concurrent batches never
+ * deadlock on each other's targets.
+ */
+export async function takeTargetSlots(tx: EntityManager, releases: readonly ReleaseRow[]): Promise<Set<string>> {
+  if (releases.length === 0) return new Set();
+  const sorted = [...releases].sort(targetOrder);
+  const column = (pick: (release: ReleaseRow) => string) => uuidArray(sorted.map(pick));
+  const held = await tx.execute<{ active_release_id: string }[]>(
+    `INSERT INTO release_target_state (resource_id, environment_id, deployment_id, workspace_id, active_release_id, desired_release_id)
+     SELECT resource_id, environment_id, deployment_id, workspace_id, release_id, release_id
+       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) WITH ORDINALITY
+            AS s(resource_id, environment_id, deployment_id, workspace_id, release_id, n)
+      ORDER BY n
+     ON CONFLICT (resource_id, environment_id, deployment_id) DO UPDATE
+       SET active_release_id = EXCLUDED.active_release_id, desired_release_id = EXCLUDED.desired_release_id, updated_at = now()
+       WHERE release_target_state.active_release_id IS NULL
+          OR release_target_state.active_release_id = EXCLUDED.active_release_id
+     RETURNING active_release_id`,
+    [
+      column((r) => r.resource_id),
+      column((r) => r.environment_id),
+      column((r) => r.deployment_id),
+      column((r) => r.workspace_id),
+      column((r) => r.id),
+    ],
+  );
+  return new Set(held.map((row) => row.active_release_id));
+}
+
+interface RecordsRow extends Omit<JobPlanRecords, 'deployment' | 'version'> {
+  release_id: string;
+  deployment: Omit<JobPlanRecords['deployment'], 'jobAgents'> & {
+    jobAgents: { ref: string; config: Record<string, unknown>; selector?: string }[];
   };
-  environment: { id: string; name: string; description: string | null; metadata: Record<string, string> };
-  resource: {
-    id: string;
-    name: string;
-    version: string;
-    kind: string;
-    identifier: string;
-    config: Record<string, unknown>;
-    metadata: Record<string, string>;
-  };
-  version: {
-    id: string;
-    tag: string;
-    name: string | null;
-    status: string;
-    config: Record<string, unknown>;
-    jobAgentConfig: Record<string, unknown>;
-    metadata: Record<string, string>;
-    createdAt: string;
+  version: JobPlanRecords['version'];
+}
+
+interface VariableRow {
+  deployment_id: string;
+  key: string;
+  sensitive: boolean;
+  default_value: unknown;
+  values: VariableDefinition['values'] | null;
+}
+
+/** Opens each stored secret once per batch, however many jobs share it. */
+function once<T>(open: (key: string) => T): (key: string) => T {
+  const opened = new Map<string, T>();
+  return (key) => {
+    if (!opened.has(key)) opened.set(key, open(key));
+    return opened.get(key)!;
   };
 }
 
-async function loadRecords(em: EntityManager, release: ReleaseRow): Promise<Records> {
-  const [row] = await em.execute<Records[]>(
-    `SELECT json_build_object('id', w.id, 'name', w.name, 'slug', w.slug) AS workspace,
+/** The plan inputs of many releases, read in five queries whatever their number. */
+async function loadPlanInputs(
+  tx: EntityManager,
+  box: SecretBox,
+  releases: readonly ReleaseRow[],
+): Promise<Map<string, JobPlanInput>> {
+  const records = await tx.execute<RecordsRow[]>(
+    `SELECT rl.id AS release_id,
+            json_build_object('id', w.id, 'name', w.name, 'slug', w.slug) AS workspace,
             json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'description', d.description, 'metadata', d.metadata,
                               'resourceSelector', d.resource_selector, 'jobAgents', d.job_agents) AS deployment,
             json_build_object('id', e.id, 'name', e.name, 'description', e.description, 'metadata', e.metadata) AS environment,
@@ -85,81 +128,227 @@ async function loadRecords(em: EntityManager, release: ReleaseRow): Promise<Reco
                               'config', r.config, 'metadata', r.metadata) AS resource,
             json_build_object('id', v.id, 'tag', v.tag, 'name', v.name, 'status', v.status, 'config', v.config,
                               'jobAgentConfig', v.job_agent_config, 'metadata', v.metadata, 'createdAt', v.created_at) AS version
-       FROM workspace w, deployment d, environment e, resource r, deployment_version v
-      WHERE w.id = ? AND d.id = ? AND e.id = ? AND r.id = ? AND v.id = ?`,
-    [
-      release.workspace_id,
-      release.deployment_id,
-      release.environment_id,
-      release.resource_id,
-      release.version_id,
-    ],
+       FROM release rl
+       JOIN workspace w ON w.id = rl.workspace_id
+       JOIN deployment d ON d.id = rl.deployment_id
+       JOIN environment e ON e.id = rl.environment_id
+       JOIN resource r ON r.id = rl.resource_id
+       JOIN deployment_version v ON v.id = rl.version_id
+      WHERE rl.id = ANY(?::uuid[])`,
+    [uuidArray(releases.map((release) => release.id))],
   );
-  return row!;
-}
-
-async function loadVariables(
-  em: EntityManager,
-  box: SecretBox,
-  release: ReleaseRow,
-): Promise<{
-  definitions: VariableDefinition[];
-  own: { key: string; value: unknown; sensitive: boolean }[];
-}> {
-  const rows = await em.execute<
-    { key: string; sensitive: boolean; default_value: unknown; values: VariableDefinition['values'] | null }[]
-  >(
-    `SELECT dv.key, dv.sensitive, dv.default_value,
+  const deploymentIds = uuidArray([...new Set(releases.map((release) => release.deployment_id))]);
+  const variables = await tx.execute<VariableRow[]>(
+    `SELECT dv.deployment_id, dv.key, dv.sensitive, dv.default_value,
             (SELECT json_agg(json_build_object('id', vv.id, 'priority', vv.priority, 'value', vv.value,
                       'reference', vv.reference, 'resourceSelector', vv.resource_selector, 'sensitive', vv.sensitive))
                FROM deployment_variable_value vv WHERE vv.variable_id = dv.id) AS values
-       FROM deployment_variable dv WHERE dv.deployment_id = ? ORDER BY dv.key`,
-    [release.deployment_id],
+       FROM deployment_variable dv WHERE dv.deployment_id = ANY(?::uuid[]) ORDER BY dv.key`,
+    [deploymentIds],
   );
-  const own = await em.execute<{ key: string; value: unknown; sensitive: boolean }[]>(
-    `SELECT key, value, sensitive FROM resource_variable WHERE resource_id = ?`,
-    [release.resource_id],
-  );
-  return {
-    definitions: rows.map((row) => ({
-      key: row.key,
-      sensitive: row.sensitive,
-      defaultValue: row.default_value === null ? undefined : openValue(box, row.default_value, row.sensitive),
-      values: (row.values ?? []).map((value) => ({
-        ...value,
-        value: value.value === null ? undefined : openValue(box, value.value, value.sensitive),
-      })),
-    })),
-    own: own.map((variable) => ({ ...variable, value: openValue(box, variable.value, variable.sensitive) })),
-  };
-}
-
-/** Variables as the job keeps them: secrets sealed. */
-function variableSnapshot(box: SecretBox, variables: ResolvedVariable[]): JsonObject {
-  return Object.fromEntries(variables.map((v) => [v.key, v.sensitive ? sealedValue(box, v.value) : v.value]));
-}
-
-/** A merged configuration as the job keeps it: secret keys and keys of sensitive variables sealed. */
-function configSnapshot(box: SecretBox, config: JsonObject, variables: ResolvedVariable[]): JsonObject {
-  const secretKeys = new Set([
-    ...SENSITIVE_CONFIG_KEYS,
-    ...variables.filter((v) => v.sensitive).map((v) => v.key),
+  const resourceVariables = await tx.execute<
+    { resource_id: string; key: string; value: unknown; sensitive: boolean }[]
+  >(`SELECT resource_id, key, value, sensitive FROM resource_variable WHERE resource_id = ANY(?::uuid[])`, [
+    uuidArray([...new Set(releases.map((release) => release.resource_id))]),
   ]);
-  return Object.fromEntries(
-    Object.entries(config).map(([key, value]) => [
+  const workspaceIds = [...new Set(releases.map((release) => release.workspace_id))];
+  const agents = await tx.execute<(PlanAgent & { workspace_id: string })[]>(
+    `SELECT id, name, type, config, workspace_id FROM job_agent WHERE workspace_id = ANY(?::uuid[])`,
+    [uuidArray(workspaceIds)],
+  );
+  const policies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
+  for (const workspaceId of workspaceIds) policies.set(workspaceId, await enabledPolicies(tx, workspaceId));
+
+  const variablesByDeployment = groupBy(variables, (row) => row.deployment_id);
+  const variablesByResource = groupBy(resourceVariables, (row) => row.resource_id);
+  const agentsByWorkspace = groupBy(agents, (agent) => agent.workspace_id);
+  const definitionsOf = once((deploymentId) =>
+    (variablesByDeployment.get(deploymentId) ?? []).map(
+        (row): VariableDefinition => ({
+          key: row.key,
+          sensitive: row.sensitive,
+          defaultValue: row.default_value === null ? undefined : openValue(box, row.default_value, row.sensitive),
+          values: (row.values ?? []).map((value) => ({
+            ...value,
+            value: value.value === null ? undefined : openValue(box, value.value, value.sensitive),
+          })),
+        }),
+      ),
+  );
+  const resourceVariablesOf = once((resourceId) =>
+    (variablesByResource.get(resourceId) ?? []).map(({ key, value, sensitive }) => ({
       key,
-      secretKeys.has(key) ? sealedValue(box, value) : value,
+      sensitive,
+      value: openValue(box, value, sensitive),
+    })),
+  );
+  const agentsOf = once((workspaceId) =>
+    (agentsByWorkspace.get(workspaceId) ?? []).map(({ id, name, type, config }) => ({
+      id,
+      name,
+      type,
+      config: openConfig(box, config),
+    })),
+  );
+  const recordsOf = new Map(records.map((row) => [row.release_id, row]));
+  const deployments = new Map(records.map((row) => [row.deployment.id, row.deployment]));
+  const versions = new Map(records.map((row) => [row.version.id, row.version]));
+  const openedDeployment = once((deploymentId) => {
+    const deployment = deployments.get(deploymentId)!;
+    return {
+      ...deployment,
+      jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: openConfig(box, entry.config) })),
+    };
+  });
+  const openedVersion = once((versionId) => {
+    const version = versions.get(versionId)!;
+    return { ...version, jobAgentConfig: openConfig(box, version.jobAgentConfig) };
+  });
+
+  return new Map(
+    releases.map((release) => {
+      const row = recordsOf.get(release.id)!;
+      const matched = policiesForTarget(policies.get(release.workspace_id)!, row);
+      return [
+        release.id,
+        {
+          release: { id: release.id, createdAt: new Date(release.created_at).toISOString() },
+          records: {
+            workspace: row.workspace,
+            deployment: openedDeployment(release.deployment_id),
+            environment: row.environment,
+            resource: row.resource,
+            version: openedVersion(release.version_id),
+          },
+          variables: {
+            definitions: definitionsOf(release.deployment_id),
+            resource: resourceVariablesOf(release.resource_id),
+          },
+          agents: agentsOf(release.workspace_id),
+          verifications: matched.flatMap((policy) =>
+            policy.rules.flatMap((rule) =>
+              rule.verification
+                ? [
+                    {
+                      policyId: policy.id,
+                      ruleId: rule.id,
+                      triggerOn: rule.verification.triggerOn,
+                      metrics: rule.verification.metrics,
+                    },
+                  ]
+                : [],
+            ),
+          ),
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * Plans and writes the jobs of releases whose slot is held: the jobs and their verifications, the
+ * releases moved to `running`, each target's latest job. Returns each release's jobs.
+ */
+export async function createJobs(
+  tx: EntityManager,
+  box: SecretBox,
+  releases: readonly { release: ReleaseRow; attempt: number }[],
+): Promise<Map<string, StartedJob[]>> {
+  if (releases.length === 0) return new Map();
+  const inputs = await loadPlanInputs(
+    tx,
+    box,
+    releases.map(({ release }) => release),
+  );
+  const tools = { newId: () => newId(), seal: (value: unknown) => sealedValue(box, value) };
+  const planned = releases.map(({ release, attempt }) => ({
+    release,
+    attempt,
+    jobs: planReleaseJobs(inputs.get(release.id)!, tools),
+  }));
+  const jobRows = planned.flatMap(({ release, attempt, jobs }) =>
+    jobs.map((job: PlannedJob) => ({
+      id: job.id,
+      workspace_id: release.workspace_id,
+      release_id: release.id,
+      deployment_id: release.deployment_id,
+      environment_id: release.environment_id,
+      resource_id: release.resource_id,
+      job_agent_id: job.agent?.id ?? null,
+      agent_type: job.agent?.type ?? null,
+      agent_entry: job.agentEntry,
+      attempt,
+      status: job.status,
+      message: job.message,
+      job_agent_config: job.config,
+      dispatch_context: job.dispatchContext,
+      ended: isTerminalJobStatus(job.status),
+    })),
+  );
+  await tx.execute(
+    `INSERT INTO job (id, workspace_id, release_id, deployment_id, environment_id, resource_id, job_agent_id, agent_type,
+                      agent_entry, attempt, status, message, job_agent_config, dispatch_context, completed_at)
+     SELECT id, workspace_id, release_id, deployment_id, environment_id, resource_id, job_agent_id, agent_type,
+            agent_entry, attempt, status, message, job_agent_config, dispatch_context, CASE WHEN ended THEN now() END
+       FROM jsonb_to_recordset(?::jsonb) AS j(id uuid, workspace_id uuid, release_id uuid, deployment_id uuid,
+            environment_id uuid, resource_id uuid, job_agent_id uuid, agent_type text, agent_entry int, attempt int,
+            status text, message text, job_agent_config jsonb, dispatch_context jsonb, ended boolean)`,
+    [JSON.stringify(jobRows)],
+  );
+  const verificationRows = planned.flatMap(({ release, jobs }) =>
+    jobs.flatMap((job) =>
+      job.verifications.map((v) => ({
+        id: v.id,
+        workspace_id: release.workspace_id,
+        job_id: job.id,
+        policy_id: v.policyId,
+        rule_id: v.ruleId,
+        trigger: v.triggerOn,
+        metrics: v.metrics,
+      })),
+    ),
+  );
+  if (verificationRows.length > 0) {
+    await tx.execute(
+      `INSERT INTO job_verification (id, workspace_id, job_id, policy_id, rule_id, trigger, metrics)
+       SELECT id, workspace_id, job_id, policy_id, rule_id, trigger, metrics
+         FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, workspace_id uuid, job_id uuid, policy_id uuid, rule_id uuid,
+              trigger text, metrics jsonb)`,
+      [JSON.stringify(verificationRows)],
+    );
+  }
+  const moved = planned.map(({ release, attempt, jobs }) => ({
+    id: release.id,
+    reason: `attempt ${attempt}: ${jobs.length} job(s) created`,
+    resource_id: release.resource_id,
+    environment_id: release.environment_id,
+    deployment_id: release.deployment_id,
+    latest_job_id: jobs[jobs.length - 1]!.id,
+  }));
+  await tx.execute(
+    `WITH moved AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS m(id uuid, reason text, resource_id uuid,
+                      environment_id uuid, deployment_id uuid, latest_job_id uuid)),
+          running AS (
+            UPDATE release r SET phase = 'running', phase_reason = moved.reason, redeploy_requested_at = NULL, updated_at = now()
+              FROM moved WHERE r.id = moved.id)
+     UPDATE release_target_state s SET latest_job_id = moved.latest_job_id, updated_at = now()
+       FROM moved
+      WHERE s.resource_id = moved.resource_id AND s.environment_id = moved.environment_id
+        AND s.deployment_id = moved.deployment_id`,
+    [JSON.stringify(moved)],
+  );
+  return new Map(
+    planned.map(({ release, jobs }) => [
+      release.id,
+      jobs.map((job) => ({ id: job.id, status: job.status, agentType: job.agent?.type ?? null })),
     ]),
   );
 }
 
-interface AgentRow {
-  id: string;
-  name: string;
-  type: JobAgentType;
-  config: Record<string, unknown>;
-}
-
+/**
+ * The jobs of one release whose gates opened: `busy` (wait to be woken) when another release holds
+ * the target. Idempotent per attempt: a retry after a crash returns the jobs the first try created.
+ */
 export async function startReleaseJobs(
   em: EntityManager,
   box: SecretBox,
@@ -168,8 +357,7 @@ export async function startReleaseJobs(
 ): Promise<StartJobsResult> {
   return em.transactional(async (tx) => {
     const [release] = await tx.execute<ReleaseRow[]>(
-      `SELECT id, workspace_id, deployment_id, environment_id, resource_id, version_id, phase, created_at
-         FROM release WHERE id = ? FOR UPDATE`,
+      `SELECT ${RELEASE_ROW_COLUMNS} FROM release WHERE id = ? FOR UPDATE`,
       [releaseId],
     );
     if (!release || isTerminalReleasePhase(release.phase)) return { outcome: 'finished' };
@@ -178,193 +366,14 @@ export async function startReleaseJobs(
       [releaseId, attempt],
     );
     if (existing.length > 0) return { outcome: 'started', attempt, jobs: existing };
-
-    const slot = await tx.execute<{ active_release_id: string }[]>(
-      `INSERT INTO release_target_state (resource_id, environment_id, deployment_id, workspace_id, active_release_id, desired_release_id)
-       VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (resource_id, environment_id, deployment_id) DO UPDATE
-         SET active_release_id = EXCLUDED.active_release_id, desired_release_id = EXCLUDED.desired_release_id, updated_at = now()
-         WHERE release_target_state.active_release_id IS NULL
-            OR release_target_state.active_release_id = EXCLUDED.active_release_id
-       RETURNING active_release_id`,
-      [
-        release.resource_id,
-        release.environment_id,
-        release.deployment_id,
-        release.workspace_id,
-        release.id,
-        release.id,
-      ],
-    );
-    if (slot.length === 0) {
+    if (!(await takeTargetSlots(tx, [release])).has(release.id)) {
       const [holder] = await tx.execute<{ active_release_id: string | null }[]>(
         `SELECT active_release_id FROM release_target_state WHERE resource_id = ? AND environment_id = ? AND deployment_id = ?`,
         [release.resource_id, release.environment_id, release.deployment_id],
       );
       return { outcome: 'busy', holder: holder?.active_release_id ?? null };
     }
-
-    const records = await loadRecords(tx, release);
-    const { definitions, own } = await loadVariables(tx, box, release);
-    const resourceContext = { resource: selectorContext.resource(records.resource) };
-    const variables = resolveVariables(
-      definitions,
-      own,
-      {
-        workspace: records.workspace,
-        deployment: records.deployment,
-        environment: records.environment,
-        resource: records.resource,
-        version: { ...records.version, jobAgentConfig: undefined },
-      },
-      (selector) => selectorMatches('resource', selector, resourceContext),
-    );
-    const agents = await tx.execute<AgentRow[]>(
-      `SELECT id, name, type, config FROM job_agent WHERE workspace_id = ?`,
-      [release.workspace_id],
-    );
-    const policies = policiesForTarget(await enabledPolicies(tx, release.workspace_id), records);
-    const verificationRules = policies.flatMap((policy) =>
-      policy.rules.flatMap((rule) =>
-        rule.verification ? [{ policyId: policy.id, ruleId: rule.id, ...rule.verification }] : [],
-      ),
-    );
-
-    const releaseContext: ReleaseContext = {
-      releaseId: release.id,
-      deploymentSlug: records.deployment.slug,
-      environmentName: records.environment.name,
-      resourceIdentifier: records.resource.identifier,
-      resourceName: records.resource.name,
-      versionTag: records.version.tag,
-    };
-    const plainVariables = Object.fromEntries(variables.map((v) => [v.key, v.value]));
-    const context = {
-      deployment: { ...records.deployment, jobAgents: undefined },
-      environment: records.environment,
-      resource: records.resource,
-      release: {
-        id: release.id,
-        versionId: release.version_id,
-        deploymentId: release.deployment_id,
-        environmentId: release.environment_id,
-        resourceId: release.resource_id,
-        createdAt: new Date(release.created_at).toISOString(),
-      },
-      version: { ...records.version, jobAgentConfig: undefined },
-      variables: variableSnapshot(box, variables),
-    };
-
-    const entries = records.deployment.jobAgents
-      .map((entry, index) => ({ entry, index }))
-      .filter(({ entry }) => !entry.selector || selectorMatches('resource', entry.selector, resourceContext));
-    const jobs: {
-      id: string;
-      agent: AgentRow | null;
-      entry: number | null;
-      status: JobStatus;
-      message: string | null;
-      config: JsonObject;
-    }[] = [];
-    if (entries.length === 0) {
-      jobs.push({
-        id: newId(),
-        agent: null,
-        entry: null,
-        status: 'invalid_job_agent',
-        message:
-          records.deployment.jobAgents.length === 0
-            ? `deployment ${records.deployment.slug} has no job agent`
-            : `no job agent of deployment ${records.deployment.slug} serves resource ${records.resource.identifier}`,
-        config: {},
-      });
-    }
-    for (const { entry, index } of entries) {
-      const agent =
-        agents.find((candidate) => candidate.id === entry.ref || candidate.name === entry.ref) ?? null;
-      const config = agent
-        ? mergeJobConfig({
-            agent: openConfig(box, agent.config),
-            releaseContext,
-            variables: plainVariables,
-            deploymentEntry: openConfig(box, entry.config),
-            version: openConfig(box, records.version.jobAgentConfig),
-          })
-        : {};
-      jobs.push({
-        id: newId(),
-        agent,
-        entry: index,
-        status: agent ? 'pending' : 'invalid_job_agent',
-        message: agent ? null : `job agent "${entry.ref}" was not found`,
-        config: configSnapshot(box, config, variables),
-      });
-    }
-
-    for (const job of jobs) {
-      const dispatchContext = {
-        ...context,
-        jobAgent: job.agent ? { id: job.agent.id, name: job.agent.name, type: job.agent.type } : null,
-        jobAgentConfig: job.config,
-        inputs: {
-          jobId: job.id,
-          versionTag: records.version.tag,
-          environmentName: records.environment.name,
-          resourceIdentifier: records.resource.identifier,
-        },
-      };
-      await tx.execute(
-        `INSERT INTO job (id, workspace_id, release_id, deployment_id, environment_id, resource_id, job_agent_id, agent_type,
-                          agent_entry, attempt, status, message, job_agent_config, dispatch_context, completed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, CASE WHEN ? THEN now() END)`,
-        [
-          job.id,
-          release.workspace_id,
-          release.id,
-          release.deployment_id,
-          release.environment_id,
-          release.resource_id,
-          job.agent?.id ?? null,
-          job.agent?.type ?? null,
-          job.entry,
-          attempt,
-          job.status,
-          job.message,
-          JSON.stringify(job.config),
-          JSON.stringify(dispatchContext),
-          job.status !== 'pending',
-        ],
-      );
-      if (job.status !== 'pending') continue;
-      for (const rule of verificationRules) {
-        await tx.execute(
-          `INSERT INTO job_verification (id, workspace_id, job_id, policy_id, rule_id, trigger, metrics)
-           VALUES (?, ?, ?, ?, ?, ?, ?::jsonb)`,
-          [
-            newId(),
-            release.workspace_id,
-            job.id,
-            rule.policyId,
-            rule.ruleId,
-            rule.triggerOn,
-            JSON.stringify(rule.metrics),
-          ],
-        );
-      }
-    }
-    await tx.execute(
-      `UPDATE release SET phase = 'running', phase_reason = ?, redeploy_requested_at = NULL, updated_at = now() WHERE id = ?`,
-      [`attempt ${attempt}: ${jobs.length} job(s) created`, release.id],
-    );
-    await tx.execute(
-      `UPDATE release_target_state SET latest_job_id = ?, updated_at = now()
-        WHERE resource_id = ? AND environment_id = ? AND deployment_id = ?`,
-      [jobs[jobs.length - 1]!.id, release.resource_id, release.environment_id, release.deployment_id],
-    );
-    return {
-      outcome: 'started',
-      attempt,
-      jobs: jobs.map((job) => ({ id: job.id, status: job.status, agentType: job.agent?.type ?? null })),
-    };
+    const jobs = await createJobs(tx, box, [{ release, attempt }]);
+    return { outcome: 'started', attempt, jobs: jobs.get(release.id)! };
   });
 }

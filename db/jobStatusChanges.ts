@@ -14,6 +14,12 @@ export interface JobStatusChange {
   claimId?: string;
   /** The statuses the job must be in for this change (409 otherwise). */
   from?: readonly JobStatus[];
+  /**
+   * Whether the release's workflow is woken by the move (default true). Steps of that workflow
+   * (the test runner's completion, a push agent's follow) pass false: it learns the move from
+   * their answer, and a second wake could only reach it while it ends.
+   */
+  wakeRelease?: boolean;
 }
 
 export interface JobScope {
@@ -53,8 +59,8 @@ export async function fenceClaim(
  * runner, a requeue, a cancel. The move must be allowed (409 otherwise); `startedAt` is set the
  * first time the job runs and `completedAt` once, on the first terminal status; a terminal status or
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
- * evaluate again (SPEC: "the status report enqueues a desired-release evaluation"). Reporting the
- * status a job already has changes nothing else.
+ * evaluate again when the move matters to it (SPEC: "the status report enqueues a desired-release
+ * evaluation"). Reporting the status a job already has changes nothing else.
  */
 export async function changeJobStatus(
   em: EntityManager,
@@ -92,7 +98,24 @@ export async function changeJobStatus(
       await tx.execute('DELETE FROM job_claim WHERE job_id = ?', [jobId]);
       await enqueueOrchestration(tx, { kind: 'lease.end', jobId, claimId: claim.claim_id });
     }
-    if (moved) await wakeReleases(tx, [job.releaseId]);
+    if (moved && change.wakeRelease !== false && (await releaseWaitsFor(tx, jobId, status))) {
+      await wakeReleases(tx, [job.releaseId]);
+    }
     return job;
   });
+}
+
+/**
+ * Whether a job's new status is something its release acts on: its end, or its start when a
+ * verification waits for it (trigger `jobStarted`). Queued and in progress both mean "not ended" to
+ * a release, so an agent reporting `in_progress` before its result wakes it once, not twice.
+ */
+async function releaseWaitsFor(tx: EntityManager, jobId: string, status: JobStatus): Promise<boolean> {
+  if (isTerminalJobStatus(status)) return true;
+  if (status === 'pending' || status === 'queued') return false;
+  const [waiting] = await tx.execute<{ waiting: boolean }[]>(
+    `SELECT EXISTS (SELECT 1 FROM job_verification WHERE job_id = ? AND trigger = 'jobStarted' AND status = 'pending') AS waiting`,
+    [jobId],
+  );
+  return waiting?.waiting === true;
 }

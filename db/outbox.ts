@@ -17,14 +17,24 @@ export function outboxTraceContext(): string | null {
 }
 
 /**
- * Records a Temporal call to be made once the surrounding transaction commits (see
- * worker/outboxRelay.ts). Must run inside `em.transactional`, with the writes the message is about.
- * Timestamps come from the database clock, the one the relay compares them with.
+ * Records Temporal calls to be made once the surrounding transaction commits (see
+ * worker/outboxRelay.ts). Must run inside `em.transactional`, with the writes the messages are
+ * about. Timestamps come from the database clock, the one the relay compares them with.
  */
-export async function enqueueOrchestration(em: EntityManager, message: OrchestrationMessage): Promise<void> {
+export async function enqueueOrchestrations(
+  em: EntityManager,
+  messages: readonly OrchestrationMessage[],
+): Promise<void> {
+  if (messages.length === 0) return;
   await em.execute(
-    `WITH queued AS (INSERT INTO outbox (kind, payload, trace_context) VALUES (?, ?::jsonb, ?::jsonb))
+    `WITH queued AS (
+       INSERT INTO outbox (kind, payload, trace_context)
+       SELECT message->>'kind', message, ?::jsonb FROM jsonb_array_elements(?::jsonb) AS message)
      SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
-    [message.kind, JSON.stringify(message), outboxTraceContext()],
+    [outboxTraceContext(), JSON.stringify(messages)],
   );
+}
+
+export function enqueueOrchestration(em: EntityManager, message: OrchestrationMessage): Promise<void> {
+  return enqueueOrchestrations(em, [message]);
 }

@@ -1,12 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ReleaseFacts, VersionFacts } from '../domain/gates';
+import { groupBy } from '../domain/grouping';
+import type { ApprovalFact, ProgressionFact, ReleaseFacts, VersionFacts } from '../domain/gates';
+import type { EnvironmentProgressionRule } from '../domain/policies';
 import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
-import { enabledPolicies, policiesForTarget } from './policyMatching';
+import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
+import { uuidArray } from './sql';
+import type { z } from 'zod';
 
 /**
- * Everything the gates of one release depend on, read in one place so the release workflow's
- * history records exactly what each evaluation saw.
+ * Everything the gates of a release depend on, read in one place so the release workflow's
+ * history records exactly what each evaluation saw. Set-based: the fan-out reads the facts of a
+ * whole batch of new releases in a handful of queries, and a workflow reads its own release's
+ * facts through the same code.
  */
 export interface LoadedRelease {
   releaseId: string;
@@ -39,12 +45,31 @@ interface ReleaseRow {
   last_attempt: number;
 }
 
-const VERSION_JSON = (alias: string) =>
+/** SQL for a version's fields as the gates see them, from the `deployment_version` row `alias`. */
+export const VERSION_JSON = (alias: string) =>
   `json_build_object('id', ${alias}.id, 'tag', ${alias}.tag, 'name', ${alias}.name, 'status', ${alias}.status,
      'metadata', ${alias}.metadata, 'config', ${alias}.config, 'createdAt', ${alias}.created_at)`;
 
+/** SQL for the version deployed (or deploying) on the target whose `release_target_state` is `s`. */
+export const DEPLOYED_VERSION_JOIN = (state: string, version: string) =>
+  `LEFT JOIN release ${version}_release ON ${version}_release.id = coalesce(${state}.active_release_id, ${state}.current_release_id)
+   LEFT JOIN deployment_version ${version} ON ${version}.id = ${version}_release.version_id`;
+
+const iso = (value: Date | string | number) => new Date(value).toISOString();
+
+type Progression = z.infer<typeof EnvironmentProgressionRule>;
+
 export async function loadRelease(em: EntityManager, releaseId: string): Promise<LoadedRelease | null> {
-  const [row] = await em.execute<ReleaseRow[]>(
+  return (await loadReleases(em, [releaseId])).get(releaseId) ?? null;
+}
+
+/** The facts of many releases, keyed by release id; unknown ids are absent. */
+export async function loadReleases(
+  em: EntityManager,
+  releaseIds: readonly string[],
+): Promise<Map<string, LoadedRelease>> {
+  if (releaseIds.length === 0) return new Map();
+  const rows = await em.execute<ReleaseRow[]>(
     `SELECT rl.id, rl.workspace_id, rl.deployment_id, rl.environment_id, rl.resource_id, rl.version_id, rl.phase,
             rl.redeploy_requested_at, rl.created_at,
             ${VERSION_JSON('v')} AS version,
@@ -63,102 +88,200 @@ export async function loadRelease(em: EntityManager, releaseId: string): Promise
        JOIN resource r ON r.id = rl.resource_id
        LEFT JOIN release_target_state s
          ON s.resource_id = rl.resource_id AND s.environment_id = rl.environment_id AND s.deployment_id = rl.deployment_id
-       LEFT JOIN release cr ON cr.id = coalesce(s.active_release_id, s.current_release_id)
-       LEFT JOIN deployment_version dv ON dv.id = cr.version_id
-      WHERE rl.id = ?`,
-    [releaseId],
+       ${DEPLOYED_VERSION_JOIN('s', 'dv')}
+      WHERE rl.id = ANY(?::uuid[])`,
+    [uuidArray(releaseIds)],
   );
-  if (!row) return null;
+  if (rows.length === 0) return new Map();
 
-  const policies = policiesForTarget(await enabledPolicies(em, row.workspace_id), row);
-  const approvals = await em.execute<ReleaseFacts['approvals']>(
-    `SELECT user_id AS "userId", user_name AS "userName", status, reason, updated_at AS at
-       FROM approval WHERE version_id = ? AND environment_id = ? ORDER BY updated_at`,
-    [row.version_id, row.environment_id],
+  const workspacePolicies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
+  for (const workspaceId of new Set(rows.map((row) => row.workspace_id))) {
+    workspacePolicies.set(workspaceId, await enabledPolicies(em, workspaceId));
+  }
+  const policiesOf = new Map(
+    rows.map((row) => [row.id, policiesForTarget(workspacePolicies.get(row.workspace_id)!, row)]),
   );
-  const newerReleases = await em.execute<ReleaseFacts['newerReleases']>(
-    `SELECT o.id, ${VERSION_JSON('ov')} AS version,
-            EXISTS (SELECT 1 FROM approval a WHERE a.version_id = o.version_id AND a.environment_id = o.environment_id
-                      AND a.status = 'rejected') AS rejected
-       FROM release o JOIN deployment_version ov ON ov.id = o.version_id
-      WHERE o.resource_id = ? AND o.environment_id = ? AND o.deployment_id = ? AND o.phase IN ('pending', 'running')
-        AND (ov.created_at, ov.id) > (?::timestamptz, ?::uuid)`,
-    [row.resource_id, row.environment_id, row.deployment_id, row.version.createdAt, row.version_id],
+  const rulesOf = (row: ReleaseRow) => policiesOf.get(row.id)!.flatMap((policy) => policy.rules);
+
+  const versionEnvironments = (filter: (row: ReleaseRow) => boolean) => {
+    const picked = rows.filter(filter);
+    return [uuidArray(picked.map((row) => row.version_id)), uuidArray(picked.map((row) => row.environment_id))];
+  };
+
+  const approvals = groupBy(
+    await em.execute<(ApprovalFact & { version_id: string; environment_id: string })[]>(
+      `SELECT a.version_id, a.environment_id, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason,
+              a.updated_at AS at
+         FROM approval a JOIN unnest(?::uuid[], ?::uuid[]) AS k(version_id, environment_id)
+           ON a.version_id = k.version_id AND a.environment_id = k.environment_id
+        ORDER BY a.updated_at`,
+      versionEnvironments(() => true),
+    ),
+    (a) => `${a.version_id}/${a.environment_id}`,
   );
-  // A target's place in its version's rollout costs a count over the version's releases: only for gradual rollouts.
-  const gradual = policies.some((policy) => policy.rules.some((rule) => rule.gradualRollout));
-  const [rollout] = gradual
-    ? await em.execute<{ position: number; total: number; started_at: Date }[]>(
-        `SELECT count(*) FILTER (WHERE (created_at, id) < (?::timestamptz, ?::uuid))::int AS position,
-                count(*)::int AS total, min(created_at) AS started_at
-           FROM release WHERE version_id = ? AND environment_id = ?`,
-        [row.created_at, row.id, row.version_id, row.environment_id],
+
+  const newerReleases = groupBy(
+    await em.execute<(ReleaseFacts['newerReleases'][number] & { of: string })[]>(
+      `SELECT me.id AS of, o.id, ${VERSION_JSON('ov')} AS version,
+              EXISTS (SELECT 1 FROM approval a WHERE a.version_id = o.version_id AND a.environment_id = o.environment_id
+                        AND a.status = 'rejected') AS rejected
+         FROM release me
+         JOIN deployment_version mv ON mv.id = me.version_id
+         JOIN release o ON o.resource_id = me.resource_id AND o.environment_id = me.environment_id
+                       AND o.deployment_id = me.deployment_id AND o.phase IN ('pending', 'running')
+         JOIN deployment_version ov ON ov.id = o.version_id
+        WHERE me.id = ANY(?::uuid[]) AND (ov.created_at, ov.id) > (mv.created_at, mv.id)`,
+      [uuidArray(rows.map((row) => row.id))],
+    ),
+    (n) => n.of,
+  );
+
+  // A target's place in its version's rollout costs a scan of the version's releases in the
+  // environment: only for gradual rollouts, and once per version and environment.
+  const gradual = (row: ReleaseRow) => rulesOf(row).some((rule) => rule.gradualRollout);
+  const positions = new Map(
+    (rows.some(gradual)
+      ? await em.execute<{ id: string; position: number; total: number; started_at: Date }[]>(
+          `SELECT id, position, total, started_at FROM (
+             SELECT r.id, (row_number() OVER w - 1)::int AS position, (count(*) OVER p)::int AS total,
+                    min(r.created_at) OVER p AS started_at
+               FROM release r JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)
+                 ON r.version_id = k.version_id AND r.environment_id = k.environment_id
+             WINDOW p AS (PARTITION BY r.version_id, r.environment_id),
+                    w AS (PARTITION BY r.version_id, r.environment_id ORDER BY r.created_at, r.id)) ranked
+            WHERE id = ANY(?::uuid[])`,
+          [...versionEnvironments(gradual), uuidArray(rows.filter(gradual).map((row) => row.id))],
+        )
+      : []
+    ).map((p) => [p.id, p]),
+  );
+
+  const progression = await loadProgression(
+    em,
+    rows.flatMap((row) =>
+      rulesOf(row).flatMap((rule) =>
+        rule.environmentProgression ? [{ row, ruleId: rule.id, spec: rule.environmentProgression }] : [],
+      ),
+    ),
+  );
+
+  return new Map(
+    rows.map((row) => {
+      const policies = policiesOf.get(row.id)!;
+      const rollout = positions.get(row.id);
+      const loaded: LoadedRelease = {
+        releaseId: row.id,
+        workspaceId: row.workspace_id,
+        phase: row.phase,
+        redeployRequested: row.redeploy_requested_at !== null,
+        lastAttempt: row.last_attempt,
+        facts: {
+          release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },
+          version: { ...row.version, createdAt: iso(row.version.createdAt) },
+          deployment: row.deployment,
+          environment: row.environment,
+          resource: row.resource,
+          targetExists: row.target_exists,
+          policies: policies.map(({ id, name, rules }: MatchedPolicy) => ({ id, name, rules })),
+          approvals: (approvals.get(`${row.version_id}/${row.environment_id}`) ?? []).map(
+            ({ userId, userName, status, reason, at }) => ({ userId, userName, status, reason, at: iso(at) }),
+          ),
+          progression: progression.get(row.id) ?? [],
+          activeReleaseId: row.active_release_id,
+          deployedVersionId: row.deployed_version_id,
+          deployedVersionCreatedAt: row.deployed_created_at ? iso(row.deployed_created_at) : null,
+          newerReleases: (newerReleases.get(row.id) ?? []).map(({ id, version, rejected }) => ({
+            id,
+            rejected,
+            version: { ...version, createdAt: iso(version.createdAt) },
+          })),
+          rollout: {
+            position: rollout?.position ?? 0,
+            total: rollout?.total ?? 1,
+            startedAt: iso(rollout?.started_at ?? row.created_at),
+          },
+        },
+      };
+      return [row.id, loaded];
+    }),
+  );
+}
+
+/**
+ * Progression facts of every (release, progression rule) asked: for each environment the rule
+ * depends on, the deployment's target count there and the times this version succeeded there,
+ * one success per resource, by the rule's success statuses.
+ */
+async function loadProgression(
+  em: EntityManager,
+  wanted: { row: ReleaseRow; ruleId: string; spec: Progression }[],
+): Promise<Map<string, ProgressionFact[]>> {
+  const facts = new Map<string, ProgressionFact[]>();
+  if (wanted.length === 0) return facts;
+  const environments = groupBy(
+    await em.execute<{ id: string; name: string; metadata: Record<string, string>; workspace_id: string }[]>(
+      `SELECT id, name, metadata, workspace_id FROM environment WHERE workspace_id = ANY(?::uuid[])`,
+      [uuidArray([...new Set(wanted.map(({ row }) => row.workspace_id))])],
+    ),
+    (env) => env.workspace_id,
+  );
+  const dependencies = wanted.map(({ row, ruleId, spec }) => ({
+    row,
+    ruleId,
+    spec,
+    environments: (environments.get(row.workspace_id) ?? []).filter(
+      (env) =>
+        env.id !== row.environment_id &&
+        selectorMatches('environment', spec.dependsOnEnvironmentSelector, { environment: env }),
+    ),
+  }));
+  const pairs = (pick: (row: ReleaseRow) => string) =>
+    uuidArray(dependencies.flatMap(({ row, environments: envs }) => envs.map(() => pick(row))));
+  const dependedOn = uuidArray(dependencies.flatMap(({ environments: envs }) => envs.map((env) => env.id)));
+  const targetCounts = new Map(
+    (
+      await em.execute<{ deployment_id: string; environment_id: string; targets: number }[]>(
+        `SELECT t.deployment_id, t.environment_id, count(*)::int AS targets
+           FROM release_target t JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(deployment_id, environment_id)
+             ON t.deployment_id = k.deployment_id AND t.environment_id = k.environment_id
+          GROUP BY 1, 2`,
+        [pairs((row) => row.deployment_id), dependedOn],
       )
-    : [];
+    ).map((c) => [`${c.deployment_id}/${c.environment_id}`, c.targets]),
+  );
+  const completions = groupBy(
+    await em.execute<{ version_id: string; environment_id: string; resource_id: string; status: string; at: Date }[]>(
+      `SELECT r.version_id, r.environment_id, r.resource_id, j.status, min(j.completed_at) AS at
+         FROM job j JOIN release r ON r.id = j.release_id
+         JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)
+           ON r.version_id = k.version_id AND r.environment_id = k.environment_id
+        WHERE j.completed_at IS NOT NULL
+        GROUP BY 1, 2, 3, 4`,
+      [pairs((row) => row.version_id), dependedOn],
+    ),
+    (c) => `${c.version_id}/${c.environment_id}`,
+  );
 
-  const progression: ReleaseFacts['progression'] = [];
-  for (const policy of policies) {
-    for (const rule of policy.rules) {
-      if (!rule.environmentProgression) continue;
-      const spec = rule.environmentProgression;
-      const candidates = await em.execute<{ id: string; name: string; metadata: Record<string, string> }[]>(
-        `SELECT id, name, metadata FROM environment WHERE workspace_id = ? AND id <> ?`,
-        [row.workspace_id, row.environment_id],
-      );
-      const environments = [];
-      for (const env of candidates.filter((candidate) =>
-        selectorMatches('environment', spec.dependsOnEnvironmentSelector, { environment: candidate }),
-      )) {
-        const [counts] = await em.execute<{ targets: number }[]>(
-          `SELECT count(*)::int AS targets FROM release_target WHERE deployment_id = ? AND environment_id = ?`,
-          [row.deployment_id, env.id],
-        );
-        const successes = await em.execute<{ at: Date }[]>(
-          `SELECT min(j.completed_at) AS at FROM job j JOIN release r ON r.id = j.release_id
-            WHERE r.version_id = ? AND r.environment_id = ? AND j.status = ANY(?::text[]) AND j.completed_at IS NOT NULL
-            GROUP BY r.resource_id ORDER BY 1`,
-          [row.version_id, env.id, `{${spec.successStatuses.join(',')}}`],
-        );
-        environments.push({
+  for (const { row, ruleId, spec, environments: envs } of dependencies) {
+    const fact: ProgressionFact = {
+      ruleId,
+      environments: envs.map((env) => {
+        const firstSuccessPerResource = new Map<string, number>();
+        for (const c of completions.get(`${row.version_id}/${env.id}`) ?? []) {
+          if (!(spec.successStatuses as readonly string[]).includes(c.status)) continue;
+          const at = new Date(c.at).getTime();
+          const seen = firstSuccessPerResource.get(c.resource_id);
+          if (seen === undefined || at < seen) firstSuccessPerResource.set(c.resource_id, at);
+        }
+        return {
           id: env.id,
           name: env.name,
-          targets: counts?.targets ?? 0,
-          successes: successes.map((s) => new Date(s.at).toISOString()),
-        });
-      }
-      progression.push({ ruleId: rule.id, environments });
-    }
+          targets: targetCounts.get(`${row.deployment_id}/${env.id}`) ?? 0,
+          successes: [...firstSuccessPerResource.values()].sort((a, b) => a - b).map(iso),
+        };
+      }),
+    };
+    facts.set(row.id, [...(facts.get(row.id) ?? []), fact]);
   }
-
-  const iso = (value: Date | string) => new Date(value).toISOString();
-  return {
-    releaseId: row.id,
-    workspaceId: row.workspace_id,
-    phase: row.phase,
-    redeployRequested: row.redeploy_requested_at !== null,
-    lastAttempt: row.last_attempt,
-    facts: {
-      release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },
-      version: { ...row.version, createdAt: iso(row.version.createdAt) },
-      deployment: row.deployment,
-      environment: row.environment,
-      resource: row.resource,
-      targetExists: row.target_exists,
-      policies: policies.map(({ id, name, rules }) => ({ id, name, rules })),
-      approvals: approvals.map((a) => ({ ...a, at: iso(a.at) })),
-      progression,
-      activeReleaseId: row.active_release_id,
-      deployedVersionId: row.deployed_version_id,
-      deployedVersionCreatedAt: row.deployed_created_at ? iso(row.deployed_created_at) : null,
-      newerReleases: newerReleases.map((n) => ({
-        ...n,
-        version: { ...n.version, createdAt: iso(n.version.createdAt) },
-      })),
-      rollout: {
-        position: rollout?.position ?? 0,
-        total: rollout?.total ?? 1,
-        startedAt: iso(rollout?.started_at ?? row.created_at),
-      },
-    },
-  };
+  return facts;
 }

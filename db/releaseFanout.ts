@@ -1,44 +1,51 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ReleaseIdentity } from '../domain/orchestration';
-import type { PolicyRule } from '../domain/policies';
+import { canEverDeploy } from '../domain/eligibility';
+import { evaluateGates, type GateEvaluation } from '../domain/gates';
+import type { OrchestrationMessage } from '../domain/orchestration';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { selectorContext, selectorMatches, type VersionFields } from '../domain/selectors';
+import type { VersionFields } from '../domain/selectors';
+import { createJobs, RELEASE_ROW_COLUMNS, takeTargetSlots, type ReleaseRow } from './jobCreation';
 import { newId } from './ids';
-import { enabledPolicies, policiesForTarget, type MatchedPolicy, type TargetRecords } from './policyMatching';
-import { openReleasesOfTargets } from './releaseWake';
+import { enqueueOrchestrations } from './outbox';
+import { enabledPolicies, policiesForTarget, type TargetRecords } from './policyMatching';
+import { DEPLOYED_VERSION_JOIN, loadReleases } from './releaseFacts';
+import { wakeReleases } from './releaseWake';
+import type { SecretBox } from './secrets';
 import { uuidArray } from './sql';
 
 /**
- * Creating releases (SPEC "Flow", steps 1–2): one per release target and version, never twice
- * (a unique constraint; re-running creates nothing). A version gets a release on a target only when
- * it can ever deploy there: the version selectors of the target's policies admit it, and the target
- * does not already run a newer version. Everything here is idempotent, so the activities that call
- * it may be retried after any crash.
+ * Creating releases (SPEC "Flow", steps 1–4), set-based: one batch of release targets is one
+ * transaction and a handful of statements, whatever its size. A version gets a release on a target
+ * only when it can ever deploy there (domain/eligibility.ts). Each new release's gates are decided
+ * at once by the same `evaluateGates` its workflow runs; for those that pass and get their
+ * target's slot, the jobs are written in the same transaction (a pull agent's already queued), and
+ * every new release's workflow start is enqueued with it. A release's workflow still owns its
+ * lifecycle from there. Everything is idempotent: a batch run twice creates nothing twice.
  */
 
-export type StartableRelease = ReleaseIdentity;
-
 export interface FanoutResult {
-  /** Open releases of the handled targets for the chosen versions: their workflows must run. */
-  releases: StartableRelease[];
-  /** Older open releases on the same targets: woken, they find themselves superseded. */
-  superseded: string[];
+  /** Releases created. */
   created: number;
+  /** Of those, releases whose jobs were created with them. */
+  started: number;
 }
 
 interface VersionRow extends VersionFields {
-  created_at: Timestamp;
+  created_at: Date | string;
   deployment_id: string;
+  workspace_id: string;
 }
 
 interface TargetRow extends ReleaseTargetRef, TargetRecords {
+  workspace_id: string;
   /** Creation time and id of the version deployed or deploying there, if any. */
-  deployed_created_at: Timestamp | null;
+  deployed_created_at: Date | string | null;
   deployed_version_id: string | null;
 }
 
 const TARGET_SELECT = `
   SELECT t.resource_id AS "resourceId", t.environment_id AS "environmentId", t.deployment_id AS "deploymentId",
+         t.workspace_id,
          json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
                            'metadata', r.metadata, 'config', r.config) AS resource,
          json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
@@ -50,73 +57,103 @@ const TARGET_SELECT = `
     JOIN deployment d ON d.id = t.deployment_id
     LEFT JOIN release_target_state s
       ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
-    LEFT JOIN release cr ON cr.id = coalesce(s.active_release_id, s.current_release_id)
-    LEFT JOIN deployment_version dv ON dv.id = cr.version_id`;
+    ${DEPLOYED_VERSION_JOIN('s', 'dv')}`;
 
-/** Raw queries return timestamps as ISO strings. */
-type Timestamp = Date | string;
+const iso = (value: Date | string) => new Date(value).toISOString();
 
-function newerThan(
-  a: { created_at: Timestamp; id: string },
-  b: { created_at: Timestamp; id: string },
+/** A version on a target, in the terms of domain/eligibility.ts. */
+function eligibleOn(
+  version: VersionRow,
+  target: TargetRow,
+  policies: Awaited<ReturnType<typeof enabledPolicies>>,
 ): boolean {
-  const byTime = new Date(a.created_at).getTime() - new Date(b.created_at).getTime();
-  return byTime > 0 || (byTime === 0 && a.id > b.id);
+  return canEverDeploy(
+    { ...version, createdAt: iso(version.created_at) },
+    {
+      ...target,
+      deployed: target.deployed_version_id
+        ? { id: target.deployed_version_id, createdAt: iso(target.deployed_created_at!) }
+        : null,
+      rules: policiesForTarget(policies, target).flatMap((policy) => policy.rules),
+    },
+  );
 }
 
-/** Whether a version can ever deploy on a target: admitted by its version selectors, not older than what runs there. */
-function eligible(version: VersionRow, target: TargetRow, policies: MatchedPolicy[]): boolean {
-  if (
-    target.deployed_created_at &&
-    target.deployed_version_id !== version.id &&
-    newerThan({ created_at: target.deployed_created_at, id: target.deployed_version_id! }, version)
-  ) {
-    return false;
-  }
-  const versionRules = policies
-    .flatMap((policy) => policy.rules)
-    .flatMap((rule: PolicyRule) => (rule.versionSelector ? [rule.versionSelector] : []));
-  return versionRules.every((rule) =>
-    selectorMatches('versionRule', rule.selector, {
-      version: selectorContext.version(version),
-      resource: target.resource,
-      deployment: target.deployment,
-      environment: target.environment,
+/**
+ * Creates the chosen releases that do not exist yet, in the caller's transaction: their gates
+ * decided, the jobs of those that may proceed written, every new release's workflow start and the
+ * wake of the older open releases they supersede enqueued.
+ */
+async function createReleases(
+  tx: EntityManager,
+  box: SecretBox,
+  choices: readonly { target: TargetRow; versionId: string }[],
+): Promise<FanoutResult> {
+  if (choices.length === 0) return { created: 0, started: 0 };
+  const column = (pick: (choice: (typeof choices)[number]) => string) => uuidArray(choices.map(pick));
+  const created = await tx.execute<ReleaseRow[]>(
+    `INSERT INTO release (id, workspace_id, resource_id, environment_id, deployment_id, version_id)
+     SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[])
+     ON CONFLICT (resource_id, environment_id, deployment_id, version_id) DO NOTHING
+     RETURNING ${RELEASE_ROW_COLUMNS}`,
+    [
+      uuidArray(choices.map(() => newId())),
+      column((c) => c.target.workspace_id),
+      column((c) => c.target.resourceId),
+      column((c) => c.target.environmentId),
+      column((c) => c.target.deploymentId),
+      column((c) => c.versionId),
+    ],
+  );
+
+  const facts = await loadReleases(
+    tx,
+    created.map((release) => release.id),
+  );
+  const now = new Date();
+  const evaluations = new Map<string, GateEvaluation>(
+    created.map((release) => [release.id, evaluateGates(facts.get(release.id)!.facts, now)]),
+  );
+  const proceeding = created.filter((release) => evaluations.get(release.id)!.decision === 'proceed');
+  const held = await takeTargetSlots(tx, proceeding);
+  const jobs = await createJobs(
+    tx,
+    box,
+    proceeding.filter((release) => held.has(release.id)).map((release) => ({ release, attempt: 1 })),
+  );
+  await tx.execute(
+    `UPDATE release r
+        SET evaluation = e.evaluation,
+            phase_reason = CASE WHEN r.phase = 'pending' THEN e.evaluation->>'reason' ELSE r.phase_reason END
+       FROM jsonb_to_recordset(?::jsonb) AS e(id uuid, evaluation jsonb)
+      WHERE r.id = e.id`,
+    [JSON.stringify([...evaluations].map(([id, evaluation]) => ({ id, evaluation })))],
+  );
+
+  await enqueueOrchestrations(
+    tx,
+    created.map((release): OrchestrationMessage => {
+      const started = jobs.get(release.id);
+      return {
+        kind: 'release.start',
+        release: {
+          id: release.id,
+          workspaceId: release.workspace_id,
+          deploymentId: release.deployment_id,
+          environmentId: release.environment_id,
+          resourceId: release.resource_id,
+          versionId: release.version_id,
+        },
+        ...(started ? { admitted: { evaluation: evaluations.get(release.id)!, attempt: 1, jobs: started } } : {}),
+      };
     }),
   );
-}
-
-async function createReleases(
-  em: EntityManager,
-  workspaceId: string,
-  choices: { target: ReleaseTargetRef; versionId: string }[],
-): Promise<FanoutResult> {
-  if (choices.length === 0) return { releases: [], superseded: [], created: 0 };
-  const column = (pick: (choice: (typeof choices)[number]) => string) => uuidArray(choices.map(pick));
-  const ids = choices.map(() => newId());
-  const created = await em.execute<{ id: string }[]>(
-    `INSERT INTO release (id, workspace_id, resource_id, environment_id, deployment_id, version_id)
-     SELECT id, ?::uuid, resource_id, environment_id, deployment_id, version_id
-       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) AS c(id, resource_id, environment_id, deployment_id, version_id)
-     ON CONFLICT (resource_id, environment_id, deployment_id, version_id) DO NOTHING
-     RETURNING id`,
-    [
-      workspaceId,
-      uuidArray(ids),
-      column((c) => c.target.resourceId),
-      column((c) => c.target.environmentId),
-      column((c) => c.target.deploymentId),
-      column((c) => c.versionId),
-    ],
-  );
-  const releases = await em.execute<StartableRelease[]>(
-    `SELECT r.id, r.workspace_id AS "workspaceId", r.deployment_id AS "deploymentId", r.environment_id AS "environmentId",
-            r.resource_id AS "resourceId", r.version_id AS "versionId"
-       FROM release r
+  // Older open releases of these targets: woken, those still waiting find themselves superseded.
+  const older = await tx.execute<{ id: string }[]>(
+    `SELECT r.id FROM release r
        JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) AS c(resource_id, environment_id, deployment_id, version_id)
-         ON r.resource_id = c.resource_id AND r.environment_id = c.environment_id
-        AND r.deployment_id = c.deployment_id AND r.version_id = c.version_id
-      WHERE r.phase IN ('pending', 'running')`,
+         ON r.resource_id = c.resource_id AND r.environment_id = c.environment_id AND r.deployment_id = c.deployment_id
+      WHERE r.phase IN ('pending', 'running') AND r.version_id <> c.version_id`,
     [
       column((c) => c.target.resourceId),
       column((c) => c.target.environmentId),
@@ -124,79 +161,105 @@ async function createReleases(
       column((c) => c.versionId),
     ],
   );
-  const chosen = new Set(releases.map((release) => release.id));
-  const open = await openReleasesOfTargets(
-    em,
-    choices.map((c) => c.target),
+  await wakeReleases(
+    tx,
+    older.map((release) => release.id),
   );
-  return { releases, superseded: open.filter((id) => !chosen.has(id)), created: created.length };
+  return { created: created.length, started: jobs.size };
 }
 
 /**
  * One batch of a version's rollout: the next `size` release targets of its deployment after
- * `after` (a `resourceId/environmentId` cursor). `next` is absent when the rollout is complete.
+ * `after` (a `resourceId/environmentId` cursor), with the version's rollout progress. `next` is
+ * absent when the rollout is complete.
  */
 export async function rollOutVersionBatch(
   em: EntityManager,
+  box: SecretBox,
   versionId: string,
   after: string | undefined,
   size: number,
 ): Promise<FanoutResult & { next?: string }> {
-  const [version] = await em.execute<(VersionRow & { workspace_id: string })[]>(
-    `SELECT id, tag, name, status, metadata, config, created_at, deployment_id, workspace_id FROM deployment_version WHERE id = ?`,
-    [versionId],
-  );
-  if (!version || version.status !== 'ready') return { releases: [], superseded: [], created: 0 };
-  const [afterResource, afterEnvironment] = after ? after.split('/') : [];
-  const targets = await em.execute<TargetRow[]>(
-    `${TARGET_SELECT}
-      WHERE t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}
-      ORDER BY t.resource_id, t.environment_id
-      LIMIT ?`,
-    after ? [version.deployment_id, afterResource, afterEnvironment, size] : [version.deployment_id, size],
-  );
-  const policies = await enabledPolicies(em, version.workspace_id);
-  const choices = targets
-    .filter((target) => eligible(version, target, policiesForTarget(policies, target)))
-    .map((target) => ({ target, versionId }));
-  const result = await createReleases(em, version.workspace_id, choices);
-  const last = targets[targets.length - 1];
-  return targets.length === size && last
-    ? { ...result, next: `${last.resourceId}/${last.environmentId}` }
-    : result;
+  return em.transactional(async (tx) => {
+    const [version] = await tx.execute<VersionRow[]>(
+      `SELECT id, tag, name, status, metadata, config, created_at, deployment_id, workspace_id
+         FROM deployment_version WHERE id = ?`,
+      [versionId],
+    );
+    if (!version || version.status !== 'ready') return { created: 0, started: 0 };
+    const [afterResource, afterEnvironment] = after ? after.split('/') : [];
+    const targets = await tx.execute<TargetRow[]>(
+      `${TARGET_SELECT}
+        WHERE t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}
+        ORDER BY t.resource_id, t.environment_id
+        LIMIT ?`,
+      after ? [version.deployment_id, afterResource, afterEnvironment, size] : [version.deployment_id, size],
+    );
+    const policies = await enabledPolicies(tx, version.workspace_id);
+    const result = await createReleases(
+      tx,
+      box,
+      targets.filter((target) => eligibleOn(version, target, policies)).map((target) => ({ target, versionId })),
+    );
+    const last = targets[targets.length - 1];
+    const next = targets.length === size && last ? `${last.resourceId}/${last.environmentId}` : undefined;
+    await tx.execute(
+      `UPDATE deployment_version
+          SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
+              rollout_release_count = rollout_release_count + ?,
+              rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, now()) END
+        WHERE id = ?`,
+      [!next, result.created, !next, versionId],
+    );
+    return next ? { ...result, next } : result;
+  });
 }
 
-/** New release targets: each gets a release of the newest version that can deploy there, if any. */
-export async function rollOutTargets(
+/**
+ * One batch of a workspace's new release targets (flagged `rollout_pending` when they appeared):
+ * each gets a release of the newest version that can deploy there, if any. `more` when the batch
+ * was full and others may wait.
+ */
+export async function rollOutPendingTargets(
   em: EntityManager,
+  box: SecretBox,
   workspaceId: string,
-  refs: ReleaseTargetRef[],
-): Promise<FanoutResult> {
-  if (refs.length === 0) return { releases: [], superseded: [], created: 0 };
-  const targets = await em.execute<TargetRow[]>(
-    `${TARGET_SELECT}
-       JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id, deployment_id)
-         ON wanted.resource_id = t.resource_id AND wanted.environment_id = t.environment_id
-        AND wanted.deployment_id = t.deployment_id`,
-    [
-      uuidArray(refs.map((t) => t.resourceId)),
-      uuidArray(refs.map((t) => t.environmentId)),
-      uuidArray(refs.map((t) => t.deploymentId)),
-    ],
-  );
-  const deploymentIds = [...new Set(targets.map((t) => t.deploymentId))];
-  const versions = await em.execute<VersionRow[]>(
-    `SELECT id, tag, name, status, metadata, config, created_at, deployment_id FROM deployment_version
-      WHERE deployment_id = ANY(?::uuid[]) AND status = 'ready' ORDER BY created_at DESC, id DESC`,
-    [uuidArray(deploymentIds)],
-  );
-  const policies = await enabledPolicies(em, workspaceId);
-  const choices = targets.flatMap((target) => {
-    const matched = policiesForTarget(policies, target);
-    const version = versions.find(
-      (v) => v.deployment_id === target.deploymentId && eligible(v, target, matched),
+  size: number,
+): Promise<FanoutResult & { more: boolean }> {
+  return em.transactional(async (tx) => {
+    const picked = await tx.execute<ReleaseTargetRef[]>(
+      `UPDATE release_target t SET rollout_pending = false
+         FROM (SELECT resource_id, environment_id, deployment_id FROM release_target
+                WHERE workspace_id = ? AND rollout_pending
+                ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED) p
+        WHERE t.resource_id = p.resource_id AND t.environment_id = p.environment_id AND t.deployment_id = p.deployment_id
+        RETURNING t.resource_id AS "resourceId", t.environment_id AS "environmentId", t.deployment_id AS "deploymentId"`,
+      [workspaceId, size],
     );
-    return version ? [{ target, versionId: version.id }] : [];
+    if (picked.length === 0) return { created: 0, started: 0, more: false };
+    const targets = await tx.execute<TargetRow[]>(
+      `${TARGET_SELECT}
+         JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id, deployment_id)
+           ON wanted.resource_id = t.resource_id AND wanted.environment_id = t.environment_id
+          AND wanted.deployment_id = t.deployment_id`,
+      [
+        uuidArray(picked.map((t) => t.resourceId)),
+        uuidArray(picked.map((t) => t.environmentId)),
+        uuidArray(picked.map((t) => t.deploymentId)),
+      ],
+    );
+    const versions = await tx.execute<VersionRow[]>(
+      `SELECT id, tag, name, status, metadata, config, created_at, deployment_id, workspace_id FROM deployment_version
+        WHERE deployment_id = ANY(?::uuid[]) AND status = 'ready' ORDER BY created_at DESC, id DESC`,
+      [uuidArray([...new Set(targets.map((t) => t.deploymentId))])],
+    );
+    const policies = await enabledPolicies(tx, workspaceId);
+    const choices = targets.flatMap((target) => {
+      const version = versions.find(
+        (v) => v.deployment_id === target.deploymentId && eligibleOn(v, target, policies),
+      );
+      return version ? [{ target, versionId: version.id }] : [];
+    });
+    return { ...(await createReleases(tx, box, choices)), more: picked.length === size };
   });
-  return createReleases(em, workspaceId, choices);
 }

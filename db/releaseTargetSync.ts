@@ -8,8 +8,6 @@ import {
   type TargetEnvironment,
   type TargetResource,
 } from '../domain/releaseTargets';
-import { chunk } from '../domain/orchestration';
-import { newId } from './ids';
 import { enqueueOrchestration } from './outbox';
 import { openReleasesOfTargets, wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
@@ -20,7 +18,9 @@ import { uuidArray } from './sql';
  * what it touched: one resource upsert evaluates the selectors against that resource only.
  *
  * Writes of one workspace take a transaction-level advisory lock first, so two concurrent writes
- * never compute targets from each other's stale view; different workspaces do not wait.
+ * never compute targets from each other's stale view; different workspaces do not wait. A version
+ * becoming ready takes the same lock (`markVersionReady`), so a new target either sees the ready
+ * version (and is flagged for a rollout) or was committed before that version's rollout reads it.
  */
 
 export interface ReleaseTargetChanges {
@@ -43,8 +43,11 @@ export async function lockWorkspaceTargets(em: EntityManager, workspaceId: strin
 
 /**
  * The one function through which release targets appear and disappear, and where orchestration
- * hooks in: new targets get a release of the newest eligible version (the `targets.added`
- * rollout); the open releases of removed targets are woken, and withdraw.
+ * hooks in: a new target of a deployment with a ready version is flagged for the workspace's
+ * target rollout, which gives it a release of the newest eligible version (one `targets.added`
+ * message per write, however many targets; a deployment without a ready version needs none, its
+ * first ready version's rollout covers it). The open releases of removed targets are woken, and
+ * withdraw.
  */
 export async function applyReleaseTargetChanges(
   em: EntityManager,
@@ -58,21 +61,23 @@ export async function applyReleaseTargetChanges(
   ];
   if (changes.removed.length === 0 && changes.added.length === 0) return;
   // One statement for both directions: a resource that moves loses and gains targets in one round trip.
-  await em.execute(
+  const [added] = await em.execute<{ pending: number }[]>(
     `WITH gone AS (
        DELETE FROM release_target t
         USING unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS g(resource_id, environment_id, deployment_id)
         WHERE t.resource_id = g.resource_id AND t.environment_id = g.environment_id AND t.deployment_id = g.deployment_id
+     ), inserted AS (
+       INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id, rollout_pending)
+       SELECT a.resource_id, a.environment_id, a.deployment_id, ?::uuid,
+              EXISTS (SELECT 1 FROM deployment_version v WHERE v.deployment_id = a.deployment_id AND v.status = 'ready')
+         FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS a(resource_id, environment_id, deployment_id)
+       ON CONFLICT DO NOTHING
+       RETURNING rollout_pending
      )
-     INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id)
-     SELECT resource_id, environment_id, deployment_id, ?::uuid
-       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS a(resource_id, environment_id, deployment_id)
-     ON CONFLICT DO NOTHING`,
+     SELECT count(*) FILTER (WHERE rollout_pending)::int AS pending FROM inserted`,
     [...columns(changes.removed), workspaceId, ...columns(changes.added)],
   );
-  for (const targets of chunk(changes.added)) {
-    await enqueueOrchestration(em, { kind: 'targets.added', workspaceId, batchId: newId(), targets });
-  }
+  if ((added?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
   await wakeReleases(em, await openReleasesOfTargets(em, changes.removed));
 }
 

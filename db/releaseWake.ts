@@ -1,13 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunk } from '../domain/orchestration';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { enqueueOrchestration } from './outbox';
+import { enqueueOrchestrations } from './outbox';
 import { uuidArray } from './sql';
 
 /** Asks the workflows of these releases to evaluate again, once the transaction commits. */
 export async function wakeReleases(em: EntityManager, releaseIds: readonly string[]): Promise<void> {
-  for (const ids of chunk([...new Set(releaseIds)]))
-    await enqueueOrchestration(em, { kind: 'release.wake', releaseIds: ids });
+  await enqueueOrchestrations(
+    em,
+    chunk([...new Set(releaseIds)]).map((ids) => ({ kind: 'release.wake', releaseIds: ids })),
+  );
 }
 
 /** Releases not yet finished on these targets. */

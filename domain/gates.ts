@@ -1,13 +1,7 @@
+import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
 import type { PolicyRule, RuleKind } from './policies';
-import {
-  selectorContext,
-  selectorMatches,
-  type DeploymentFields,
-  type EnvironmentFields,
-  type ResourceFields,
-  type VersionFields,
-} from './selectors';
+import type { DeploymentFields, EnvironmentFields, ResourceFields, VersionFields } from './selectors';
 import { windowState } from './windows';
 
 /**
@@ -115,26 +109,15 @@ const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
   );
 
 /** Whether every versionSelector rule admits the version on this target. */
-function versionSelected(facts: ReleaseFacts, version: VersionFacts): { ok: boolean; failing?: string } {
-  for (const { spec } of rulesOf(facts, 'versionSelector')) {
-    const admitted = selectorMatches('versionRule', spec.selector, {
-      version: selectorContext.version(version),
-      resource: facts.resource,
-      deployment: facts.deployment,
-      environment: facts.environment,
-    });
-    if (!admitted) return { ok: false, failing: spec.description ?? spec.selector };
-  }
-  return { ok: true };
+function versionSelectedHere(facts: ReleaseFacts, version: VersionFacts) {
+  return versionSelected(
+    facts.policies.flatMap((policy) => policy.rules),
+    version,
+    facts,
+  );
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function deployedIsNewer(facts: ReleaseFacts): boolean {
-  const deployed = Date.parse(facts.deployedVersionCreatedAt!);
-  const mine = Date.parse(facts.version.createdAt);
-  return deployed > mine || (deployed === mine && facts.deployedVersionId! > facts.version.id);
-}
 
 function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
   return rulesOf(facts, 'anyApproval').map(({ policyId, ruleId, spec }) => {
@@ -289,7 +272,7 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
     return (
       candidate.version.status === 'ready' &&
       !candidate.rejected &&
-      versionSelected(facts, candidate.version).ok
+      versionSelectedHere(facts, candidate.version).ok
     );
   });
   if (newer) {
@@ -300,7 +283,11 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
       evaluatedAt,
     };
   }
-  if (facts.deployedVersionId && facts.deployedVersionId !== facts.version.id && deployedIsNewer(facts)) {
+  if (
+    facts.deployedVersionId &&
+    facts.deployedVersionId !== facts.version.id &&
+    isNewerVersion({ id: facts.deployedVersionId, createdAt: facts.deployedVersionCreatedAt! }, facts.version)
+  ) {
     return {
       decision: 'superseded',
       reason: 'a newer version already runs on the target',
@@ -309,15 +296,11 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
     };
   }
 
-  const selected = versionSelected(facts, facts.version);
+  const selected = versionSelectedHere(facts, facts.version);
   const rules: RuleEvaluation[] = [
     selected.ok
       ? { kind: 'versionSelector', state: 'passed', reason: 'the version is selected' }
-      : {
-          kind: 'versionSelector',
-          state: 'blocked',
-          reason: `excluded by version selector ${selected.failing}`,
-        },
+      : { kind: 'versionSelector', state: 'blocked', reason: `excluded by version selector ${selected.failing}` },
     ...approvalRules(facts),
     ...progressionRules(facts, now),
     ...windowRules(facts, nowDate),

@@ -1,3 +1,6 @@
+import type { GateEvaluation } from './gates';
+import type { JobAgentType } from './jobAgents';
+import type { JobStatus } from './jobStatus';
 import type { ReleaseTargetRef } from './releaseTargets';
 
 /** A release and the records it belongs to: what a release workflow is started with and found by. */
@@ -5,6 +8,24 @@ export interface ReleaseIdentity extends ReleaseTargetRef {
   id: string;
   workspaceId: string;
   versionId: string;
+}
+
+/** A job as the release workflow tracks it. */
+export interface JobRef {
+  id: string;
+  status: JobStatus;
+  agentType: JobAgentType | null;
+}
+
+/**
+ * A release whose gates passed when it was created: the fan-out wrote its first jobs in the same
+ * transaction. Its workflow starts with this, so its history shows from the first event the
+ * verdict and the jobs it runs.
+ */
+export interface ReleaseAdmission {
+  evaluation: GateEvaluation;
+  attempt: number;
+  jobs: JobRef[];
 }
 
 /**
@@ -17,8 +38,13 @@ export interface ReleaseIdentity extends ReleaseTargetRef {
 export type OrchestrationMessage =
   /** A version became ready: give it one release per release target (the rollout workflow). */
   | { kind: 'version.ready'; workspaceId: string; deploymentId: string; versionId: string }
-  /** New release targets: give each a release of the newest eligible version. */
-  | { kind: 'targets.added'; workspaceId: string; batchId: string; targets: ReleaseTargetRef[] }
+  /**
+   * New release targets, flagged `rollout_pending` in the same transaction: the workspace's target
+   * rollout gives each a release of the newest eligible version. Many of these coalesce into one run.
+   */
+  | { kind: 'targets.added'; workspaceId: string }
+  /** A release was created: its workflow must run (written in the transaction that created it). */
+  | { kind: 'release.start'; release: ReleaseIdentity; admitted?: ReleaseAdmission }
   /** Something a release's gates or jobs depend on changed: its workflow evaluates again. */
   | { kind: 'release.wake'; releaseIds: string[] }
   /** Start a release's workflow again (a redeploy after it finished), or wake it if it runs. */

@@ -13,7 +13,8 @@ export const activityHeartbeats: ActivityInterceptorsFactory = (context) => ({
   inbound: {
     async execute(input, next) {
       if (context.info.isLocal) return next(input);
-      context.heartbeat();
+      // The first heartbeat comes after one interval: most activities end sooner, and a heartbeat
+      // at the start would only cost them a call to the server.
       const timer = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
       try {
         return await next(input);

@@ -1,12 +1,21 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { releaseStartOptions, signalIfRunning, wakeReleaseWorkflows } from '../activities/releaseWorkflows';
-import type { OrchestrationMessage } from '../domain/orchestration';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '../domain/orchestration';
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
 import { searchAttributePairs } from '../workflows/searchAttributes';
+
+/**
+ * The Temporal calls of outbox messages (worker/outboxRelay.ts). Each is safe to repeat: starts
+ * are deduplicated by workflow id, and a wake for a workflow that does not run (not started yet, or
+ * finished) is dropped: it reads the database when it runs.
+ */
 
 export type Dispatch = (message: OrchestrationMessage) => Promise<void>;
 
@@ -19,10 +28,54 @@ async function startOnce(start: () => Promise<unknown>): Promise<void> {
   }
 }
 
+/** Wakes a workflow if it runs; one that has not started or has finished reads the database when it runs. */
+async function signalIfRunning(client: Client, workflowId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(wakeSignal);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
+}
+
+/** Wakes of many releases at once, a few in flight at a time. */
+const WAKE_CONCURRENCY = 32;
+
+async function wakeReleases(client: Client, releaseIds: readonly string[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(WAKE_CONCURRENCY, releaseIds.length) }, async () => {
+      while (next < releaseIds.length) await signalIfRunning(client, workflowIds.release(releaseIds[next++]!));
+    }),
+  );
+}
+
+function releaseStartOptions(taskQueue: string, release: ReleaseIdentity, admitted?: ReleaseAdmission) {
+  return {
+    workflowId: workflowIds.release(release.id),
+    taskQueue,
+    args: [admitted ? { releaseId: release.id, admitted } : { releaseId: release.id }] as [
+      Parameters<typeof releaseWorkflow>[0],
+    ],
+    typedSearchAttributes: searchAttributePairs({
+      workspaceId: release.workspaceId,
+      deploymentId: release.deploymentId,
+      environmentId: release.environmentId,
+      resourceId: release.resourceId,
+      versionId: release.versionId,
+      releaseId: release.id,
+      ...(admitted ? { jobIds: admitted.jobs.map((job) => job.id) } : {}),
+    }),
+  };
+}
+
 /** How long one Temporal call may take before the relay gives up on it and retries later. */
 const CALL_DEADLINE_MS = 15_000;
 
-/** Turns each outbox message into its Temporal call. */
+/**
+ * Turns each outbox message into its Temporal call. The client shares the worker's connection, so
+ * a start asks for the workflow's first task to be handed straight to this worker (eager start),
+ * sparing the server a round through its task queue when the worker has a free slot.
+ */
 export function createOrchestrationDispatch(client: Client, taskQueue: string): Dispatch {
   return (message) =>
     client.withDeadline(Date.now() + CALL_DEADLINE_MS, () => dispatch(client, taskQueue, message));
@@ -38,6 +91,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
           args: [{ versionId: message.versionId }],
           // A version becomes ready once; a finished rollout must not run again.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          requestEagerStart: true,
           typedSearchAttributes: searchAttributePairs({
             workspaceId: message.workspaceId,
             deploymentId: message.deploymentId,
@@ -47,18 +101,27 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       );
       return;
     case 'targets.added':
+      // One rollout per workspace drains every flagged target: wake it, or start it again if it ended.
+      await client.workflow.signalWithStart(targetRolloutWorkflow, {
+        workflowId: workflowIds.targetRollout(message.workspaceId),
+        taskQueue,
+        args: [{ workspaceId: message.workspaceId }],
+        signal: wakeSignal,
+        typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+      });
+      return;
+    case 'release.start':
       await startOnce(() =>
-        client.workflow.start(targetRolloutWorkflow, {
-          workflowId: workflowIds.targetRollout(message.batchId),
-          taskQueue,
-          args: [{ workspaceId: message.workspaceId, targets: message.targets }],
+        client.workflow.start(releaseWorkflow, {
+          ...releaseStartOptions(taskQueue, message.release, message.admitted),
+          // A finished release does not run again by accident; a redeploy restarts it on purpose.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+          requestEagerStart: true,
         }),
       );
       return;
     case 'release.wake':
-      await wakeReleaseWorkflows(client, message.releaseIds);
+      await wakeReleases(client, message.releaseIds);
       return;
     case 'lease.start':
       await startOnce(() =>
@@ -67,6 +130,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
           taskQueue,
           args: [{ jobId: message.jobId, claimId: message.claimId }],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          requestEagerStart: true,
           typedSearchAttributes: searchAttributePairs({
             workspaceId: message.workspaceId,
             jobIds: [message.jobId],
@@ -86,4 +150,12 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       });
       return;
   }
+}
+
+/**
+ * Messages that only say "look again" at one thing, so any number of them in one relay batch are
+ * served by one call: a burst of resource upserts makes one target rollout call per workspace.
+ */
+export function coalescingKey(message: OrchestrationMessage): string | undefined {
+  return message.kind === 'targets.added' ? `targets.added/${message.workspaceId}` : undefined;
 }

@@ -4,17 +4,33 @@ import { Client as PgClient, Pool } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL } from '../db/outbox';
 import type { OrchestrationMessage } from '../domain/orchestration';
-import type { Dispatch } from './orchestrationDispatch';
+import { coalescingKey, type Dispatch } from './orchestrationDispatch';
 
 export interface OutboxRelayOptions {
   databaseUrl: string;
   dispatch: Dispatch;
   logger: Logger;
   batchSize?: number;
+  /** Calls in flight per lane. */
   concurrency?: number;
   /** Safety net for a lost notification; normally NOTIFY wakes the relay at commit. */
   pollIntervalMs?: number;
 }
+
+/**
+ * The relay serves two lanes, each its own loop over its own rows: the workflow starts of new
+ * releases (thousands per version, written by the fan-out) and every other message (rollouts,
+ * wakes, leases: each a person or an agent waiting). A fan-out's backlog of starts thus never
+ * delays a wake, a lease or the next version's rollout. Starts are taken a few at a time (twice the
+ * calls in flight), so the relays of several workers share a fan-out: each start hands the new
+ * workflow's first task to the worker of the relay that made it.
+ */
+const LANES = [
+  { name: 'starts', starts: true },
+  { name: 'messages', starts: false },
+] as const;
+
+type Lane = (typeof LANES)[number];
 
 interface OutboxRow {
   id: string;
@@ -41,14 +57,14 @@ export class OutboxRelay {
   private readonly pool: Pool;
   private listener?: PgClient;
   private running = false;
-  private wake?: () => void;
-  private loop?: Promise<void>;
+  private readonly wakes = new Map<Lane['name'], () => void>();
+  private loops: Promise<void>[] = [];
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    this.pool = new Pool({ connectionString: options.databaseUrl, max: 2 });
+    this.pool = new Pool({ connectionString: options.databaseUrl, max: LANES.length });
     this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox relay pool error'));
     this.batchSize = options.batchSize ?? 500;
     this.concurrency = options.concurrency ?? 32;
@@ -58,20 +74,20 @@ export class OutboxRelay {
   async start(): Promise<void> {
     this.running = true;
     await this.listen();
-    this.loop = this.run();
+    this.loops = LANES.map((lane) => this.run(lane));
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
-    await this.loop;
+    this.wakeAll();
+    await Promise.all(this.loops);
     await this.listener?.end().catch(() => undefined);
     await this.pool.end();
   }
 
   private async listen(): Promise<void> {
     const listener = new PgClient({ connectionString: this.options.databaseUrl });
-    listener.on('notification', () => this.wake?.());
+    listener.on('notification', () => this.wakeAll());
     listener.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'outbox listener lost; polling until it reconnects');
       void listener.end().catch(() => undefined);
@@ -92,48 +108,64 @@ export class OutboxRelay {
     if (this.running && !this.listener) await this.listen();
   }
 
-  private async run(): Promise<void> {
+  private batchSizeOf(lane: Lane): number {
+    return lane.starts ? this.concurrency * 2 : this.batchSize;
+  }
+
+  private wakeAll(): void {
+    for (const wake of this.wakes.values()) wake();
+  }
+
+  private async run(lane: Lane): Promise<void> {
     while (this.running) {
       let handled = 0;
       try {
-        handled = await this.drainBatch();
+        handled = await this.drainBatch(lane);
       } catch (error) {
-        this.options.logger.error({ err: error }, 'outbox relay batch failed');
+        this.options.logger.error({ err: error, lane: lane.name }, 'outbox relay batch failed');
       }
-      if (handled === this.batchSize) continue;
+      if (handled === this.batchSizeOf(lane)) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.pollIntervalMs);
-        this.wake = () => {
+        this.wakes.set(lane.name, () => {
           clearTimeout(timer);
           resolve();
-        };
+        });
       });
-      this.wake = undefined;
+      this.wakes.delete(lane.name);
     }
   }
 
-  /** One batch in one transaction; returns how many rows it took. */
-  async drainBatch(): Promise<number> {
+  /** One batch of a lane (both lanes by default) in one transaction; returns how many rows it took. */
+  async drainBatch(lane?: Lane): Promise<number> {
+    if (!lane) return (await this.drainBatch(LANES[0])) + (await this.drainBatch(LANES[1]));
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<OutboxRow>(
         `SELECT id, payload, attempts, trace_context FROM outbox
-          WHERE available_at <= now()
+          WHERE (kind = 'release.start') = $1 AND available_at <= now()
           ORDER BY id
-          LIMIT $1
+          LIMIT $2
           FOR UPDATE SKIP LOCKED`,
-        [this.batchSize],
+        [lane.starts, this.batchSizeOf(lane)],
       );
+      // Rows that say the same thing share one call and its outcome.
+      const calls = new Map<string, OutboxRow[]>();
+      for (const row of rows) {
+        const key = coalescingKey(row.payload) ?? row.id;
+        calls.set(key, [...(calls.get(key) ?? []), row]);
+      }
+      const pending = [...calls.values()];
       const failures = new Map<string, string>();
       let next = 0;
-      const workers = Array.from({ length: Math.min(this.concurrency, rows.length) }, async () => {
-        while (next < rows.length) {
-          const row = rows[next++]!;
+      const workers = Array.from({ length: Math.min(this.concurrency, pending.length) }, async () => {
+        while (next < pending.length) {
+          const same = pending[next++]!;
           try {
-            await context.with(traceOf(row), () => this.options.dispatch(row.payload));
+            await context.with(traceOf(same[0]!), () => this.options.dispatch(same[0]!.payload));
           } catch (error) {
-            failures.set(row.id, (error as Error).message ?? String(error));
+            for (const row of same) failures.set(row.id, (error as Error).message ?? String(error));
           }
         }
       });

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
@@ -8,6 +8,7 @@ import type { SecretBox } from '../db/secrets';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
+import { workerTuning } from './tuning';
 import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
 import { WORKFLOW_INTERCEPTOR_MODULES, workflowSource, type WorkflowSource } from './workflowSource';
 
@@ -15,7 +16,9 @@ export interface WorkerRuntimeOptions {
   orm: Database;
   secrets: SecretBox;
   databaseUrl: string;
-  temporal: { address: string; namespace: string; taskQueue: string; cachedWorkflows?: number };
+  temporal: { address: string; namespace: string; taskQueue: string };
+  /** How much memory the worker's workflow cache may take (see worker/tuning.ts). */
+  workflowCacheMb?: number;
   logger: Logger;
   /** Overrides where workflow code comes from (tests pass their prebuilt bundle). */
   workflows?: WorkflowSource;
@@ -41,31 +44,27 @@ export interface WorkerRuntime {
  */
 export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   const { temporal, logger } = options;
-  const clientConnection = await Connection.connect({ address: temporal.address });
+  // One connection for the worker and the relay's client: a start the relay makes can then hand
+  // the workflow's first task straight to this worker (eager start).
+  const connection = await NativeConnection.connect({ address: temporal.address });
   if (!options.skipSearchAttributeRegistration) {
-    const added = await ensureSearchAttributes(clientConnection, temporal.namespace);
+    const added = await ensureSearchAttributes(connection, temporal.namespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
   }
-  // With tracing on, the relay's starts and signals and the activities' own starts carry the trace
-  // to the workflows; with it off, no tracing interceptor runs at all.
+  // With tracing on, the relay's starts and signals carry the trace to the workflows; with it off,
+  // no tracing interceptor runs at all.
   const traced = options.workflowSpans !== undefined;
   const client = new Client({
-    connection: clientConnection,
+    connection,
     namespace: temporal.namespace,
     ...(traced ? { interceptors: tracingClientInterceptors() } : {}),
   });
-  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
   const source = options.workflows ?? workflowSource(traced);
   const worker = await Worker.create({
-    connection: nativeConnection,
+    connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    activities: createActivities({
-      orm: options.orm,
-      secrets: options.secrets,
-      client,
-      taskQueue: temporal.taskQueue,
-    }),
+    activities: createActivities({ orm: options.orm, secrets: options.secrets }),
     interceptors: {
       activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
       // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.
@@ -73,7 +72,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     },
     sinks: workflowSpanSinks(options.workflowSpans),
     ...source,
-    ...(temporal.cachedWorkflows ? { maxCachedWorkflows: temporal.cachedWorkflows } : {}),
+    ...workerTuning(options.workflowCacheMb),
   });
   const relay = new OutboxRelay({
     databaseUrl: options.databaseUrl,
@@ -90,8 +89,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       await relay.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
-      await nativeConnection.close();
-      await clientConnection.close();
+      await connection.close();
     })());
   return { client, worker, relay, done, stop };
 }

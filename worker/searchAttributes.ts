@@ -1,4 +1,4 @@
-import type { Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { searchAttributes } from '../workflows/searchAttributes';
 
@@ -6,7 +6,10 @@ import { searchAttributes } from '../workflows/searchAttributes';
  * Registers our search attributes on a namespace that lacks them (an external cluster; the
  * embedded dev server gets them as start-up flags). Registration is idempotent.
  */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+export async function ensureSearchAttributes(
+  connection: Pick<NativeConnection, 'operatorService'>,
+  namespace: string,
+): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set([
     ...Object.keys(existing.customAttributes ?? {}),

@@ -1,7 +1,7 @@
 /** Deterministic workflow ids: a retried request or a re-delivered message never starts a duplicate. */
 export const workflowIds = {
   versionRollout: (versionId: string) => `version-rollout/${versionId}`,
-  targetRollout: (batchId: string) => `target-rollout/${batchId}`,
+  targetRollout: (workspaceId: string) => `target-rollout/${workspaceId}`,
   release: (releaseId: string) => `release/${releaseId}`,
   lease: (jobId: string, claimId: string) => `lease/${jobId}/${claimId}`,
 };

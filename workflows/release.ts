@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ReleaseProgress } from '../activities/release';
+import type { ReleaseAdmission } from '../domain/orchestration';
 import { decideRetry, evaluateGates, type GateEvaluation } from '../domain/gates';
 import { isPushAgent } from '../domain/jobAgents';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
@@ -60,6 +61,8 @@ const HISTORY_LIMIT = 2_000;
 
 export interface ReleaseWorkflowInput {
   releaseId: string;
+  /** The fan-out decided the gates and created the first jobs with the release (first run only). */
+  admitted?: ReleaseAdmission;
 }
 
 export interface ReleaseOutcome {
@@ -120,8 +123,16 @@ function sameEvaluation(a: GateEvaluation | null, b: GateEvaluation): boolean {
  */
 export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<ReleaseOutcome> {
   const { releaseId } = input;
+  let admitted = input.admitted;
   let woken = false;
-  const view: ReleaseView = { releaseId, phase: 'unknown', evaluation: null, attempt: 0, jobIds: [] };
+  const view: ReleaseView = {
+    releaseId,
+    phase: admitted ? 'running' : 'unknown',
+    evaluation: admitted?.evaluation ?? null,
+    attempt: admitted?.attempt ?? 0,
+    // Set as a search attribute when the workflow was started.
+    jobIds: admitted?.jobs.map((job) => job.id) ?? [],
+  };
   setHandler(wakeSignal, () => {
     woken = true;
   });
@@ -129,8 +140,10 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
 
   let idleWaitMs = FIRST_IDLE_WAIT_MS;
   const wait = async (until?: string) => {
-    const ms = until ? Math.max(0, Date.parse(until) - Date.now()) : idleWaitMs;
-    const wokenUp = await condition(() => woken, Math.min(ms, idleWaitMs));
+    // Spread by up to half: thousands of releases created together do not all look again together.
+    const idle = idleWaitMs + Math.floor(Math.random() * (idleWaitMs / 2));
+    const ms = until ? Math.min(Math.max(0, Date.parse(until) - Date.now()), idle) : idle;
+    const wokenUp = await condition(() => woken, ms);
     idleWaitMs = wokenUp ? FIRST_IDLE_WAIT_MS : Math.min(idleWaitMs * 2, LONGEST_IDLE_WAIT_MS);
   };
   const end = async (
@@ -144,9 +157,9 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
 
   /** Gates, then jobs: one pass over the release until it ends. */
   const run = async (): Promise<ReleaseOutcome> => {
-    // 1. Gates.
-    let attempt = 0;
-    for (;;) {
+    // 1. Gates, unless the fan-out passed them and created the jobs with the release.
+    let attempt = admitted?.attempt ?? 0;
+    while (!admitted) {
       woken = false;
       const loaded = await steps.loadReleaseFacts(releaseId);
       if (!loaded) return { phase: 'gone' };
@@ -175,8 +188,9 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
         if (started.outcome === 'finished') continue;
       }
       await wait(evaluation.nextEvaluationAt);
-      if (workflowInfo().historyLength > HISTORY_LIMIT) await continueAsNew<typeof releaseWorkflow>(input);
+      if (workflowInfo().historyLength > HISTORY_LIMIT) await continueAsNew<typeof releaseWorkflow>({ releaseId });
     }
+    admitted = undefined;
 
     // 2. Jobs.
     const dispatched = new Set<string>();
@@ -203,6 +217,7 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       for (;;) {
         await sleep(delayMs);
         const look = await agents.followJob(jobId);
+        if (look.changed) woken = true;
         if (look.done) return;
         delayMs = look.changed ? FIRST_FOLLOW_MS : Math.min(delayMs * 2, LONGEST_FOLLOW_MS);
       }
@@ -311,7 +326,7 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
           return end('succeeded', 'every job succeeded and verified');
         }
         if (failedJob || failedVerification) {
-          const retry = decideRetry(progress.rules, attemptOutcomes(progress));
+          const retry = decideRetry(await steps.releaseRules(releaseId), attemptOutcomes(progress));
           const what = failedJob
             ? `job ${failedJob.id} ended ${failedJob.status}`
             : `verification ${failedVerification!.id} failed`;
@@ -323,7 +338,7 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
       }
       await wait();
       if (background.size === 0 && workflowInfo().historyLength > HISTORY_LIMIT) {
-        await continueAsNew<typeof releaseWorkflow>(input);
+        await continueAsNew<typeof releaseWorkflow>({ releaseId });
       }
     }
   };

@@ -1,15 +1,14 @@
-import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { HEARTBEAT_TIMEOUT } from './definitions';
+import { HEARTBEAT_TIMEOUT, wakeSignal } from './definitions';
 
-const { rollOutVersionBatch, rollOutTargets, recordRollout } = proxyActivities<Activities>({
+const { rollOutVersionBatch, rollOutPendingTargets } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** Targets per batch: one transaction and one burst of workflow starts each. */
+/** Targets per batch: one transaction each (releases, their jobs, their workflows' starts). */
 export const ROLLOUT_BATCH_SIZE = 500;
 /** Batches per run before continuing as new, so a rollout to any number of targets keeps a short history. */
 const BATCHES_PER_RUN = 40;
@@ -21,22 +20,18 @@ export interface VersionRolloutInput {
 }
 
 /**
- * `version-rollout/<versionId>`: a version that became ready gets one release per release target,
- * each with its own workflow. The HTTP request only records the intent; this workflow does the
- * fan-out in batches, and continues as new to keep its history bounded.
+ * `version-rollout/<versionId>`: a version that became ready gets one release per release target.
+ * The HTTP request only records the intent; this workflow runs the fan-out's batches one after the
+ * other (db/releaseFanout.ts), each of which enqueues its releases' workflow starts, and continues
+ * as new to keep its history bounded.
  */
 export async function versionRolloutWorkflow(input: VersionRolloutInput): Promise<{ releaseCount: number }> {
   let after = input.after;
   let releaseCount = input.releaseCount ?? 0;
   for (let batch = 0; ; batch++) {
-    const result = await rollOutVersionBatch({
-      versionId: input.versionId,
-      after,
-      batchSize: ROLLOUT_BATCH_SIZE,
-    });
-    releaseCount += result.releases;
+    const result = await rollOutVersionBatch({ versionId: input.versionId, after, batchSize: ROLLOUT_BATCH_SIZE });
+    releaseCount += result.created;
     after = result.next;
-    await recordRollout({ versionId: input.versionId, releaseCount, completed: !after });
     if (!after) return { releaseCount };
     if (batch + 1 >= BATCHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof versionRolloutWorkflow>({ versionId: input.versionId, after, releaseCount });
@@ -44,10 +39,25 @@ export async function versionRolloutWorkflow(input: VersionRolloutInput): Promis
   }
 }
 
-/** `target-rollout/<batchId>`: new release targets each get a release of the newest eligible version. */
-export async function targetRolloutWorkflow(input: {
-  workspaceId: string;
-  targets: ReleaseTargetRef[];
-}): Promise<{ releases: number }> {
-  return rollOutTargets(input);
+/**
+ * `target-rollout/<workspaceId>`: the workspace's new release targets (flagged when they appeared)
+ * each get a release of the newest eligible version, in batches. Every `targets.added` message
+ * signals it (or starts it again once it has ended), so a burst of resource upserts makes one run
+ * that drains them all, and a target flagged while it runs is picked up before it ends.
+ */
+export async function targetRolloutWorkflow(input: { workspaceId: string }): Promise<{ releases: number }> {
+  let woken = false;
+  setHandler(wakeSignal, () => {
+    woken = true;
+  });
+  let releases = 0;
+  for (let batch = 0; ; batch++) {
+    woken = false;
+    const result = await rollOutPendingTargets({ workspaceId: input.workspaceId, batchSize: ROLLOUT_BATCH_SIZE });
+    releases += result.created;
+    if (!result.more && !woken) return { releases };
+    if (batch + 1 >= BATCHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof targetRolloutWorkflow>(input);
+    }
+  }
 }

@@ -12,14 +12,18 @@ import { RemoteRefusal } from './remote';
 /** A remote run or sync that started a little before its job (the two clocks differ) still counts as the job's. */
 export const REMOTE_CLOCK_SLACK_MS = 60_000;
 
-/** A status move that a webhook or a cancel may have made first: losing that race changes nothing. */
+/**
+ * A status move found by following the remote run, which a webhook or a cancel may have made
+ * first: losing that race changes nothing. It wakes no workflow: the release that follows the job
+ * learns the move from the follow's answer.
+ */
 export async function moveJobQuietly(
   em: EntityManager,
   jobId: string,
   change: JobStatusChange,
 ): Promise<void> {
   try {
-    await changeJobStatus(em, {}, jobId, change);
+    await changeJobStatus(em, {}, jobId, { ...change, wakeRelease: false });
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
   }

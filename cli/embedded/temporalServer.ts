@@ -27,6 +27,33 @@ export interface TemporalDevServer {
 const MARKER = 'start-dev';
 
 /**
+ * The dev server configured for throughput, each value chosen by measurement (bench/fanout;
+ * ARCHITECTURE.md, "The embedded Temporal server"):
+ * - the default rate limits are raised: a fan-out starts thousands of workflows in seconds;
+ * - the search-attribute cache is not refreshed on every read (the CLI turns that on, and every
+ *   start then re-reads cluster metadata from SQLite);
+ * - one task-queue partition: a single server gains nothing from more, and eager starts and
+ *   pollers meet in one place;
+ * - the history cache holds more executions than a large fan-out leaves open, so their next
+ *   task does not reload them from SQLite.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, number | boolean> = {
+  'frontend.rps': 10_000,
+  'frontend.namespaceRPS': 10_000,
+  'system.forceSearchAttributesCacheRefreshOnRead': false,
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+  'history.hostLevelCacheMaxSize': 32_768,
+};
+
+/**
+ * The SQLite file in write-ahead-log mode with `synchronous=normal`: a commit is one append to the
+ * log, synced at checkpoints. A crash of any process (ours, the server's) loses nothing; a power
+ * loss or OS crash may lose the last commits before the checkpoint, never the file's consistency.
+ */
+export const DEV_SERVER_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
+/**
  * Starts `temporal server start-dev` with our search attributes registered. The server runs in its
  * own process group so a terminal's Ctrl-C reaches only the parent, which stops children in order.
  */
@@ -52,18 +79,17 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   ];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
-  if (options.persistent) args.push('--db-filename', path.join(options.stateDir, 'temporal.sqlite'));
+  if (options.persistent) {
+    args.push('--db-filename', path.join(options.stateDir, 'temporal.sqlite'));
+    for (const pragma of DEV_SERVER_SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
+  }
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const attribute of searchAttributeRegistrations()) {
     args.push('--search-attribute', `${attribute.name}=${attribute.type}`);
   }
-  // Workflow start-to-close bursts in tests and fan-outs: raise the dev server's default rate limits.
-  args.push(
-    '--dynamic-config-value',
-    'frontend.rps=10000',
-    '--dynamic-config-value',
-    'frontend.namespaceRPS=10000',
-  );
+  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
 
   const log = fs.openSync(logFile, 'a');
   const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', log, log] });

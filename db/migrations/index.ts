@@ -3,6 +3,7 @@ import { Migration0002Records } from './Migration0002Records';
 import { Migration0003Releases } from './Migration0003Releases';
 import { Migration0004PullAgents } from './Migration0004PullAgents';
 import { Migration0005TraceContext } from './Migration0005TraceContext';
+import { Migration0006CoalescedRollouts } from './Migration0006CoalescedRollouts';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   { name: 'Migration0003Releases', class: Migration0003Releases },
   { name: 'Migration0004PullAgents', class: Migration0004PullAgents },
   { name: 'Migration0005TraceContext', class: Migration0005TraceContext },
+  { name: 'Migration0006CoalescedRollouts', class: Migration0006CoalescedRollouts },
 ];

@@ -6,6 +6,7 @@ import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } fro
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
+import { lockWorkspaceTargets } from '../releaseTargetSync';
 import { wakeReleases } from '../releaseWake';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
@@ -25,8 +26,11 @@ export type VersionPatch = Partial<NewVersion>;
 /**
  * The single path by which a version becomes eligible for releases, whether it is created ready
  * or moved there later: its rollout is marked pending and the fan-out is enqueued with the write.
+ * It holds the workspace's target lock until commit, so every release target is either committed
+ * before its rollout reads targets or sees it ready (db/releaseTargetSync.ts).
  */
 export async function markVersionReady(em: EntityManager, version: DeploymentVersion): Promise<void> {
+  await lockWorkspaceTargets(em, version.workspaceId);
   version.rolloutStatus = 'pending';
   await enqueueOrchestration(em, {
     kind: 'version.ready',

@@ -17,14 +17,22 @@ describe('activity heartbeats', () => {
     return { heartbeat, done };
   }
 
-  it('heartbeats an ordinary activity at once and every 2 s until it ends, then stops', async () => {
+  it('heartbeats an ordinary activity every 2 s until it ends, then stops', async () => {
     const { heartbeat, done } = run(false, 7_000);
-    expect(heartbeat).toHaveBeenCalledTimes(1);
+    expect(heartbeat).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(7_000);
     await expect(done).resolves.toBe('done');
-    expect(heartbeat).toHaveBeenCalledTimes(4);
+    expect(heartbeat).toHaveBeenCalledTimes(3);
     await jest.advanceTimersByTimeAsync(10_000);
-    expect(heartbeat).toHaveBeenCalledTimes(4);
+    expect(heartbeat).toHaveBeenCalledTimes(3);
+  });
+
+  it('sends nothing for an activity that ends within the first interval', async () => {
+    const { heartbeat, done } = run(false, 1_500);
+    await jest.advanceTimersByTimeAsync(1_500);
+    await expect(done).resolves.toBe('done');
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(heartbeat).not.toHaveBeenCalled();
   });
 
   it('leaves local activities alone', async () => {

@@ -1,0 +1,233 @@
+import { mergeJobConfig, type JsonObject, type ReleaseContext } from './jobConfig';
+import type { JobAgentType } from './jobAgents';
+import type { JobStatus } from './jobStatus';
+import type { VerificationMetric } from './policies';
+import { selectorContext, selectorMatches } from './selectors';
+import { SENSITIVE_CONFIG_KEYS } from './sensitive';
+import {
+  resolveVariables,
+  type ResolvedVariable,
+  type ResourceVariableValue,
+  type VariableDefinition,
+} from './variables';
+import type { z } from 'zod';
+
+/**
+ * SPEC "Flow" step 4, as a pure plan: the jobs one release gets, with their resolved variables,
+ * merged configuration, dispatch context and verifications. The database layer loads the records
+ * (secrets opened), takes the target's slot and writes the plan; the same plan serves a release
+ * created ready to run by the fan-out and one whose gates opened later.
+ */
+
+/** An entry of a deployment's `jobAgents` (SPEC "Job agent entry"), its config's secrets opened. */
+export interface AgentEntry {
+  ref: string;
+  config: JsonObject;
+  selector?: string;
+}
+
+export interface PlanAgent {
+  id: string;
+  name: string;
+  type: JobAgentType;
+  /** The agent's own configuration, secrets opened. */
+  config: JsonObject;
+}
+
+export interface JobPlanRecords {
+  workspace: { id: string; name: string; slug: string };
+  deployment: {
+    id: string;
+    name: string;
+    slug: string;
+    description: string | null;
+    metadata: Record<string, string>;
+    resourceSelector: string | null;
+    jobAgents: AgentEntry[];
+  };
+  environment: { id: string; name: string; description: string | null; metadata: Record<string, string> };
+  resource: {
+    id: string;
+    name: string;
+    version: string;
+    kind: string;
+    identifier: string;
+    config: Record<string, unknown>;
+    metadata: Record<string, string>;
+  };
+  version: {
+    id: string;
+    tag: string;
+    name: string | null;
+    status: string;
+    config: Record<string, unknown>;
+    /** Secrets opened. */
+    jobAgentConfig: JsonObject;
+    metadata: Record<string, string>;
+    createdAt: string;
+  };
+}
+
+export interface VerificationSpec {
+  policyId: string;
+  ruleId: string;
+  triggerOn: string;
+  metrics: z.infer<typeof VerificationMetric>[];
+}
+
+export interface JobPlanInput {
+  release: { id: string; createdAt: string };
+  records: JobPlanRecords;
+  /** The deployment's variables and the resource's own, secrets opened. */
+  variables: { definitions: readonly VariableDefinition[]; resource: readonly ResourceVariableValue[] };
+  /** The workspace's job agents. */
+  agents: readonly PlanAgent[];
+  verifications: readonly VerificationSpec[];
+}
+
+/** What the plan needs from outside: fresh ids, and sealing of secrets for storage. */
+export interface PlanTools {
+  newId(): string;
+  seal(value: unknown): unknown;
+}
+
+export interface PlannedJob {
+  id: string;
+  agent: { id: string; name: string; type: JobAgentType } | null;
+  /** Index of the deployment's `jobAgents` entry the job runs for. */
+  agentEntry: number | null;
+  status: JobStatus;
+  message: string | null;
+  /** Merged configuration, secrets sealed. */
+  config: JsonObject;
+  /** SPEC "Job": the self-contained execution snapshot, secrets sealed. */
+  dispatchContext: JsonObject;
+  verifications: (VerificationSpec & { id: string })[];
+}
+
+/**
+ * The status a job is created in. A pull agent's dispatch only queues the job (SPEC "Other agent
+ * behavior"), so it is queued in the transaction that creates it; other agents' jobs wait for
+ * their dispatch to run.
+ */
+export function createdJobStatus(type: JobAgentType): JobStatus {
+  return type === 'http-pull' ? 'queued' : 'pending';
+}
+
+/** Variables as the job keeps them: secrets sealed. */
+function variableSnapshot(tools: PlanTools, variables: ResolvedVariable[]): JsonObject {
+  return Object.fromEntries(variables.map((v) => [v.key, v.sensitive ? tools.seal(v.value) : v.value]));
+}
+
+/** A merged configuration as the job keeps it: secret keys and keys of sensitive variables sealed. */
+function configSnapshot(tools: PlanTools, config: JsonObject, variables: ResolvedVariable[]): JsonObject {
+  const secretKeys = new Set([...SENSITIVE_CONFIG_KEYS, ...variables.filter((v) => v.sensitive).map((v) => v.key)]);
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]) => [key, secretKeys.has(key) ? tools.seal(value) : value]),
+  );
+}
+
+/**
+ * One job per entry of the deployment's `jobAgents` whose selector matches the resource; an entry
+ * whose agent does not exist, or a resource no entry serves, gives a job that ends at once in
+ * `invalid_job_agent` with the reason.
+ */
+export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
+  const { records, release } = input;
+  const resourceContext = { resource: selectorContext.resource(records.resource) };
+  const matchesResource = (selector: string) => selectorMatches('resource', selector, resourceContext);
+  const variables = resolveVariables(
+    input.variables.definitions,
+    input.variables.resource,
+    {
+      workspace: records.workspace,
+      deployment: records.deployment,
+      environment: records.environment,
+      resource: records.resource,
+      version: { ...records.version, jobAgentConfig: undefined },
+    },
+    matchesResource,
+  );
+  const releaseContext: ReleaseContext = {
+    releaseId: release.id,
+    deploymentSlug: records.deployment.slug,
+    environmentName: records.environment.name,
+    resourceIdentifier: records.resource.identifier,
+    resourceName: records.resource.name,
+    versionTag: records.version.tag,
+  };
+  const plainVariables = Object.fromEntries(variables.map((v) => [v.key, v.value]));
+  const context = {
+    deployment: { ...records.deployment, jobAgents: undefined },
+    environment: records.environment,
+    resource: records.resource,
+    release: {
+      id: release.id,
+      versionId: records.version.id,
+      deploymentId: records.deployment.id,
+      environmentId: records.environment.id,
+      resourceId: records.resource.id,
+      createdAt: release.createdAt,
+    },
+    version: { ...records.version, jobAgentConfig: undefined },
+    variables: variableSnapshot(tools, variables),
+  };
+
+  const entries = records.deployment.jobAgents
+    .map((entry, index) => ({ entry, index }))
+    .filter(({ entry }) => !entry.selector || matchesResource(entry.selector));
+  const drafts: Omit<PlannedJob, 'dispatchContext' | 'verifications'>[] = [];
+  if (entries.length === 0) {
+    drafts.push({
+      id: tools.newId(),
+      agent: null,
+      agentEntry: null,
+      status: 'invalid_job_agent',
+      message:
+        records.deployment.jobAgents.length === 0
+          ? `deployment ${records.deployment.slug} has no job agent`
+          : `no job agent of deployment ${records.deployment.slug} serves resource ${records.resource.identifier}`,
+      config: {},
+    });
+  }
+  for (const { entry, index } of entries) {
+    const agent = input.agents.find((candidate) => candidate.id === entry.ref || candidate.name === entry.ref);
+    const config = agent
+      ? mergeJobConfig({
+          agent: agent.config,
+          releaseContext,
+          variables: plainVariables,
+          deploymentEntry: entry.config,
+          version: records.version.jobAgentConfig,
+        })
+      : {};
+    drafts.push({
+      id: tools.newId(),
+      agent: agent ? { id: agent.id, name: agent.name, type: agent.type } : null,
+      agentEntry: index,
+      status: agent ? createdJobStatus(agent.type) : 'invalid_job_agent',
+      message: agent ? null : `job agent "${entry.ref}" was not found`,
+      config: configSnapshot(tools, config, variables),
+    });
+  }
+
+  return drafts.map((job) => ({
+    ...job,
+    dispatchContext: {
+      ...context,
+      jobAgent: job.agent,
+      jobAgentConfig: job.config,
+      inputs: {
+        jobId: job.id,
+        versionTag: records.version.tag,
+        environmentName: records.environment.name,
+        resourceIdentifier: records.resource.identifier,
+      },
+    },
+    // Verifications are created at dispatch for every agent type (SPEC); a job that ends at once has none.
+    verifications:
+      job.status === 'invalid_job_agent'
+        ? []
+        : input.verifications.map((spec) => ({ ...spec, id: tools.newId() })),
+  }));
+}

@@ -1,0 +1,32 @@
+import type { WorkerOptions } from '@temporalio/worker';
+
+/**
+ * How a worker is sized. Each value was chosen by measurement on a 2-core machine (bench/fanout;
+ * ARCHITECTURE.md, "Worker tuning", has the figures and the reasons).
+ */
+
+/**
+ * Workflow tasks run at once. A relay's start is eager only when the worker has a free slot for
+ * the new workflow's first task, so there must be room for a whole burst of starts.
+ */
+export const WORKFLOW_TASK_SLOTS = 200;
+/** Concurrent polls for workflow tasks (those not handed over by an eager start). */
+export const WORKFLOW_TASK_POLLS = 10;
+
+/** Memory a cached release workflow holds, measured (bench/fanout, `cachedWorkflowKb`). */
+export const CACHED_WORKFLOW_KB = 200;
+/** The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says otherwise. */
+export const DEFAULT_WORKFLOW_CACHE_MB = 200;
+
+/** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
+export function cachedWorkflowsFor(cacheMb: number): number {
+  return Math.max(WORKFLOW_TASK_SLOTS, Math.floor((cacheMb * 1024) / CACHED_WORKFLOW_KB));
+}
+
+export function workerTuning(cacheMb = DEFAULT_WORKFLOW_CACHE_MB): Partial<WorkerOptions> {
+  return {
+    maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS,
+    maxConcurrentWorkflowTaskPolls: WORKFLOW_TASK_POLLS,
+    maxCachedWorkflows: cachedWorkflowsFor(cacheMb),
+  };
+}
