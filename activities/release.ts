@@ -7,7 +7,7 @@ import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletio
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import type { GateEvaluation } from '../domain/gates';
-import { isPushAgent } from '../domain/jobAgents';
+import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule, VerificationMetric } from '../domain/policies';
 import type { JobRef } from '../domain/orchestration';

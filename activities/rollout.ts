@@ -9,22 +9,48 @@ export interface RolloutActivityDeps {
 }
 
 /**
+ * How long one activity keeps taking batches before it reports back. Between two activities the
+ * rollout needs a workflow task, and while a fan-out's releases start, the worker's workflow
+ * tasks queue behind their first tasks for seconds; batches taken in a loop are not held up by it.
+ */
+const BATCHES_FOR_MS = 20_000;
+
+/**
  * The fan-out's batches, each one transaction (db/releaseFanout.ts). They start no workflow
  * themselves: each new release's start is an outbox row of the same transaction, which the relay
- * turns into a workflow start, so a batch re-run after a crash creates and starts nothing twice.
+ * turns into a workflow start, so a batch re-run after a crash creates and starts nothing twice
+ * (an activity retried after a lost worker repeats its batches harmlessly).
  */
 export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
-    /** One batch of a version's rollout; returns the cursor of the next batch, if there is one. */
-    async rollOutVersionBatch(input: { versionId: string; after?: string; batchSize: number }) {
-      const result = await rollOutVersionBatch(fork(), secrets, input.versionId, input.after, input.batchSize);
-      return { next: result.next, created: result.created };
+    /**
+     * Batches of a version's rollout from the cursor `after`, for up to 20 s; returns the cursor
+     * of the next batch, if there is one.
+     */
+    async rollOutVersionBatches(input: { versionId: string; after?: string; batchSize: number }) {
+      const until = Date.now() + BATCHES_FOR_MS;
+      let after = input.after;
+      let created = 0;
+      do {
+        const result = await rollOutVersionBatch(fork(), secrets, input.versionId, after, input.batchSize);
+        created += result.created;
+        after = result.next;
+      } while (after && Date.now() < until);
+      return { next: after, created };
     },
 
-    /** One batch of a workspace's new release targets; `more` when others may be waiting. */
+    /** Batches of a workspace's new release targets, for up to 20 s; `more` when others may be waiting. */
     async rollOutPendingTargets(input: { workspaceId: string; batchSize: number }) {
-      return rollOutPendingTargets(fork(), secrets, input.workspaceId, input.batchSize);
+      const until = Date.now() + BATCHES_FOR_MS;
+      let created = 0;
+      let more: boolean;
+      do {
+        const result = await rollOutPendingTargets(fork(), secrets, input.workspaceId, input.batchSize);
+        created += result.created;
+        more = result.more;
+      } while (more && Date.now() < until);
+      return { created, more };
     },
   };
 }

@@ -50,7 +50,9 @@ import {
  *   embedded, after a fan-out to the largest size (BENCH_FANOUT_START=0 skips it).
  */
 const SIZES = (process.env.BENCH_FANOUT_SIZES ?? '100,1000,10000').split(',').map(Number);
-const SERVERS = (process.env.BENCH_FANOUT_SERVERS ?? 'embedded,memory').split(',') as ('embedded' | 'memory')[];
+const SERVERS = (process.env.BENCH_FANOUT_SERVERS ?? 'embedded,memory').split(',') as (
+  'embedded' | 'memory'
+)[];
 const BURST = Number(process.env.BENCH_FANOUT_BURST ?? 1_000);
 const START_RUN = process.env.BENCH_FANOUT_START !== '0';
 const TASK_QUEUE = 'bench-fanout';
@@ -108,7 +110,16 @@ async function onServer(server: 'embedded' | 'memory') {
         await syncReleaseTargets(em, workspace.id, { deploymentIds: [deployment.id] });
       });
       const fanout = await measureFanout(call, query, client, deployment.id, size);
-      const histories = await readHistories(client, query, call, apiUrl, workspace.id, key, agentId, fanout.versionId);
+      const histories = await readHistories(
+        client,
+        query,
+        call,
+        apiUrl,
+        workspace.id,
+        key,
+        agentId,
+        fanout.versionId,
+      );
       const floorSeconds = await floor.measure(client, size);
       runs.push({
         targets: size,
@@ -123,7 +134,10 @@ async function onServer(server: 'embedded' | 'memory') {
     }
 
     const burst = BURST > 0 ? await measureBurst(call, query, client, lane, workspace.id) : undefined;
-    await waitFor(async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0, 'a quiet outbox');
+    await waitFor(
+      async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0,
+      'a quiet outbox',
+    );
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     return {
       runs,
@@ -161,7 +175,10 @@ function laneBuilder(call: Call, systemId: string) {
     return { id: created.id, label };
   };
   const lane = async (label: string) => {
-    const environment = await call('POST', '/environments', { name: label, resourceSelector: selector(label) });
+    const environment = await call('POST', '/environments', {
+      name: label,
+      resourceSelector: selector(label),
+    });
     await call('PUT', `/systems/${systemId}/environments/${environment.id}`);
     return deployment(label, label);
   };
@@ -176,7 +193,11 @@ async function insertResources(query: Query, workspaceId: string, label: string,
     [
       workspaceId,
       JSON.stringify(
-        Array.from({ length: size }, (_, n) => ({ id: newId(), identifier: `${label}-${n}`, metadata: { lane: label } })),
+        Array.from({ length: size }, (_, n) => ({
+          id: newId(),
+          identifier: `${label}-${n}`,
+          metadata: { lane: label },
+        })),
       ),
     ],
   );
@@ -234,7 +255,10 @@ async function measureFanout(call: Call, query: Query, client: Client, deploymen
 async function eventTypes(client: Client, workflowId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).map((event) =>
-    (proto.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType)).replace(/^EVENT_TYPE_/, ''),
+    (proto.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType)).replace(
+      /^EVENT_TYPE_/,
+      '',
+    ),
   );
 }
 
@@ -272,7 +296,10 @@ async function readHistories(
   const ws = `${apiUrl}/v1/workspaces/${workspaceId}`;
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
   for (const s of sample) {
-    const claim = await fetch(`${ws}/job-agents/${agentId}/jobs/${s.job_id}/claim`, { method: 'POST', headers });
+    const claim = await fetch(`${ws}/job-agents/${agentId}/jobs/${s.job_id}/claim`, {
+      method: 'POST',
+      headers,
+    });
     if (claim.status !== 200) throw new Error(`claim answered ${claim.status}`);
     await call('PUT', `/jobs/${s.job_id}/status`, { status: 'successful' });
   }
@@ -293,7 +320,7 @@ async function readHistories(
     waitingWithJobQueued: { median: percentile(lengths(waiting), 50), max: lengths(waiting).at(-1) },
     completed: { median: percentile(lengths(completed), 50), max: lengths(completed).at(-1) },
     historiesWithAFailedWorkflowTask: failedTasks,
-    example: completed[0],
+    example: { waiting: waiting[0], completed: completed[0] },
   };
 }
 
@@ -327,9 +354,11 @@ async function measureBurst(
   const fanout = await measureFanout(call, query, client, fresh.id, BURST);
   await waitFor(
     async () =>
-      (await count(query, `SELECT count(*)::int AS n FROM job WHERE deployment_id = ? AND status = 'queued'`, [
-        running.id,
-      ])) === BURST,
+      (await count(
+        query,
+        `SELECT count(*)::int AS n FROM job WHERE deployment_id = ? AND status = 'queued'`,
+        [running.id],
+      )) === BURST,
     'the new targets of the running deployment',
     600_000,
   );
@@ -421,11 +450,16 @@ async function onFlightdeckStart(size: number) {
       await lockWorkspaceTargets(em, credentials.workspaceId);
       await syncReleaseTargets(em, credentials.workspaceId, { deploymentIds: [deployment.id] });
     });
-    const client = new Client({ connection: await NativeConnection.connect({ address: runtime.temporalAddress }) });
+    const client = new Client({
+      connection: await NativeConnection.connect({ address: runtime.temporalAddress }),
+    });
     const fanout = await measureFanout(call, query, client, deployment.id, size);
     const peakRssMb = start.peakRssMb();
     // Idle: nothing left to relay, and a minute for the worker's caches and the heap to settle.
-    await waitFor(async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0, 'a quiet outbox');
+    await waitFor(
+      async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0,
+      'a quiet outbox',
+    );
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     await client.connection.close();
     return { targets: size, ...fanout.figures, peakRssMb, idleRssMb: start.rssMb() };
@@ -435,4 +469,3 @@ async function onFlightdeckStart(size: number) {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
-

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../domain/grouping';
-import type { JobAgentType } from '../domain/jobAgents';
+import type { JobAgentType } from '../domain/jobAgentTypes';
 import {
   planReleaseJobs,
   type JobPlanInput,
@@ -61,7 +61,10 @@ const targetOrder = (a: ReleaseRow, b: ReleaseRow) =>
  * hold their target now. Rows are locked in one order (by target), so concurrent batches never
  * deadlock on each other's targets.
  */
-export async function takeTargetSlots(tx: EntityManager, releases: readonly ReleaseRow[]): Promise<Set<string>> {
+export async function takeTargetSlots(
+  tx: EntityManager,
+  releases: readonly ReleaseRow[],
+): Promise<Set<string>> {
   if (releases.length === 0) return new Set();
   const sorted = [...releases].sort(targetOrder);
   const column = (pick: (release: ReleaseRow) => string) => uuidArray(sorted.map(pick));
@@ -163,17 +166,15 @@ async function loadPlanInputs(
   const variablesByResource = groupBy(resourceVariables, (row) => row.resource_id);
   const agentsByWorkspace = groupBy(agents, (agent) => agent.workspace_id);
   const definitionsOf = once((deploymentId) =>
-    (variablesByDeployment.get(deploymentId) ?? []).map(
-        (row): VariableDefinition => ({
-          key: row.key,
-          sensitive: row.sensitive,
-          defaultValue: row.default_value === null ? undefined : openValue(box, row.default_value, row.sensitive),
-          values: (row.values ?? []).map((value) => ({
-            ...value,
-            value: value.value === null ? undefined : openValue(box, value.value, value.sensitive),
-          })),
-        }),
-      ),
+    (variablesByDeployment.get(deploymentId) ?? []).map((row): VariableDefinition => ({
+      key: row.key,
+      sensitive: row.sensitive,
+      defaultValue: row.default_value === null ? undefined : openValue(box, row.default_value, row.sensitive),
+      values: (row.values ?? []).map((value) => ({
+        ...value,
+        value: value.value === null ? undefined : openValue(box, value.value, value.sensitive),
+      })),
+    })),
   );
   const resourceVariablesOf = once((resourceId) =>
     (variablesByResource.get(resourceId) ?? []).map(({ key, value, sensitive }) => ({

@@ -105,7 +105,10 @@ export async function loadReleases(
 
   const versionEnvironments = (filter: (row: ReleaseRow) => boolean) => {
     const picked = rows.filter(filter);
-    return [uuidArray(picked.map((row) => row.version_id)), uuidArray(picked.map((row) => row.environment_id))];
+    return [
+      uuidArray(picked.map((row) => row.version_id)),
+      uuidArray(picked.map((row) => row.environment_id)),
+    ];
   };
 
   const approvals = groupBy(
@@ -250,7 +253,9 @@ async function loadProgression(
     ).map((c) => [`${c.deployment_id}/${c.environment_id}`, c.targets]),
   );
   const completions = groupBy(
-    await em.execute<{ version_id: string; environment_id: string; resource_id: string; status: string; at: Date }[]>(
+    await em.execute<
+      { version_id: string; environment_id: string; resource_id: string; status: string; at: Date }[]
+    >(
       `SELECT r.version_id, r.environment_id, r.resource_id, j.status, min(j.completed_at) AS at
          FROM job j JOIN release r ON r.id = j.release_id
          JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)

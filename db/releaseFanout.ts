@@ -144,7 +144,9 @@ async function createReleases(
           resourceId: release.resource_id,
           versionId: release.version_id,
         },
-        ...(started ? { admitted: { evaluation: evaluations.get(release.id)!, attempt: 1, jobs: started } } : {}),
+        ...(started
+          ? { admitted: { evaluation: evaluations.get(release.id)!, attempt: 1, jobs: started } }
+          : {}),
       };
     }),
   );
@@ -199,7 +201,9 @@ export async function rollOutVersionBatch(
     const result = await createReleases(
       tx,
       box,
-      targets.filter((target) => eligibleOn(version, target, policies)).map((target) => ({ target, versionId })),
+      targets
+        .filter((target) => eligibleOn(version, target, policies))
+        .map((target) => ({ target, versionId })),
     );
     const last = targets[targets.length - 1];
     const next = targets.length === size && last ? `${last.resourceId}/${last.environmentId}` : undefined;

@@ -300,7 +300,11 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
   const rules: RuleEvaluation[] = [
     selected.ok
       ? { kind: 'versionSelector', state: 'passed', reason: 'the version is selected' }
-      : { kind: 'versionSelector', state: 'blocked', reason: `excluded by version selector ${selected.failing}` },
+      : {
+          kind: 'versionSelector',
+          state: 'blocked',
+          reason: `excluded by version selector ${selected.failing}`,
+        },
     ...approvalRules(facts),
     ...progressionRules(facts, now),
     ...windowRules(facts, nowDate),

@@ -1,20 +1,12 @@
 import { z } from 'zod';
 import { JOB_STATUSES } from './jobStatus';
+import type { JobAgentType } from './jobAgentTypes';
 
-/**
- * Job agent kinds and what their configuration may hold. An agent's own configuration, its entry
- * in a deployment and a version's `jobAgentConfig` are merged at dispatch (version first), so each
- * level may hold any subset; what a dispatch needs is checked on the merged result.
+/*
+ * What each job agent kind's configuration may hold. An agent's own configuration, its entry in a
+ * deployment and a version's `jobAgentConfig` are merged at dispatch (version first), so each level
+ * may hold any subset; what a dispatch needs is checked on the merged result.
  */
-export const JOB_AGENT_TYPES = ['http-pull', 'github-app', 'argo-cd', 'tfe', 'test-runner'] as const;
-export type JobAgentType = (typeof JOB_AGENT_TYPES)[number];
-
-/** Agents the service pushes work to and then follows (SPEC: push agents). */
-const PUSH_AGENT_TYPES: readonly JobAgentType[] = ['github-app', 'argo-cd', 'tfe'];
-
-export function isPushAgent(type: JobAgentType | null): boolean {
-  return type !== null && PUSH_AGENT_TYPES.includes(type);
-}
 
 /** A secret, or the marker responses show in its place, which keeps the stored value on write. */
 const secret = z.union([z.string().min(1), z.strictObject({ sensitive: z.literal(true) })]);

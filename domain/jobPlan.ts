@@ -1,5 +1,5 @@
 import { mergeJobConfig, type JsonObject, type ReleaseContext } from './jobConfig';
-import type { JobAgentType } from './jobAgents';
+import type { JobAgentType } from './jobAgentTypes';
 import type { JobStatus } from './jobStatus';
 import type { VerificationMetric } from './policies';
 import { selectorContext, selectorMatches } from './selectors';
@@ -121,7 +121,10 @@ function variableSnapshot(tools: PlanTools, variables: ResolvedVariable[]): Json
 
 /** A merged configuration as the job keeps it: secret keys and keys of sensitive variables sealed. */
 function configSnapshot(tools: PlanTools, config: JsonObject, variables: ResolvedVariable[]): JsonObject {
-  const secretKeys = new Set([...SENSITIVE_CONFIG_KEYS, ...variables.filter((v) => v.sensitive).map((v) => v.key)]);
+  const secretKeys = new Set([
+    ...SENSITIVE_CONFIG_KEYS,
+    ...variables.filter((v) => v.sensitive).map((v) => v.key),
+  ]);
   return Object.fromEntries(
     Object.entries(config).map(([key, value]) => [key, secretKeys.has(key) ? tools.seal(value) : value]),
   );
@@ -191,7 +194,9 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
     });
   }
   for (const { entry, index } of entries) {
-    const agent = input.agents.find((candidate) => candidate.id === entry.ref || candidate.name === entry.ref);
+    const agent = input.agents.find(
+      (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
+    );
     const config = agent
       ? mergeJobConfig({
           agent: agent.config,

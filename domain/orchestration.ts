@@ -1,5 +1,5 @@
 import type { GateEvaluation } from './gates';
-import type { JobAgentType } from './jobAgents';
+import type { JobAgentType } from './jobAgentTypes';
 import type { JobStatus } from './jobStatus';
 import type { ReleaseTargetRef } from './releaseTargets';
 

@@ -1,8 +1,4 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '../domain/orchestration';
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
@@ -44,7 +40,8 @@ async function wakeReleases(client: Client, releaseIds: readonly string[]): Prom
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(WAKE_CONCURRENCY, releaseIds.length) }, async () => {
-      while (next < releaseIds.length) await signalIfRunning(client, workflowIds.release(releaseIds[next++]!));
+      while (next < releaseIds.length)
+        await signalIfRunning(client, workflowIds.release(releaseIds[next++]!));
     }),
   );
 }

@@ -10,7 +10,12 @@ import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
 import { workerTuning } from './tuning';
 import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES, workflowSource, type WorkflowSource } from './workflowSource';
+import {
+  SHARED_WORKFLOW_MODULES,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  workflowSource,
+  type WorkflowSource,
+} from './workflowSource';
 
 export interface WorkerRuntimeOptions {
   orm: Database;
@@ -70,6 +75,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.
       ...(traced && 'workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
     },
+    ...('workflowsPath' in source ? { bundlerOptions: { preloadModules: SHARED_WORKFLOW_MODULES } } : {}),
     sinks: workflowSpanSinks(options.workflowSpans),
     ...source,
     ...workerTuning(options.workflowCacheMb),

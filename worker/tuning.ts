@@ -13,10 +13,18 @@ export const WORKFLOW_TASK_SLOTS = 200;
 /** Concurrent polls for workflow tasks (those not handed over by an eager start). */
 export const WORKFLOW_TASK_POLLS = 10;
 
-/** Memory a cached release workflow holds, measured (bench/fanout, `cachedWorkflowKb`). */
-export const CACHED_WORKFLOW_KB = 200;
-/** The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says otherwise. */
-export const DEFAULT_WORKFLOW_CACHE_MB = 200;
+/**
+ * Memory a cached release workflow holds: a worker's RSS grew by about 330 KB per release workflow
+ * it had cached (bench/fanout, 1,000 targets), with rrule and cel-js shared by all of them
+ * (worker/workflowSource.ts) and zod kept out of the workflow bundle.
+ */
+export const CACHED_WORKFLOW_KB = 350;
+/**
+ * The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says
+ * otherwise: 1,024 workflows, enough for every release a burst starts to find its workflow cached
+ * when its job is claimed, with the whole worker under 800 MB.
+ */
+export const DEFAULT_WORKFLOW_CACHE_MB = 350;
 
 /** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
 export function cachedWorkflowsFor(cacheMb: number): number {

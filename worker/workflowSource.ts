@@ -20,11 +20,20 @@ export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
+/**
+ * Libraries the workflows use, evaluated once per worker thread and shared by every workflow in
+ * it. Any other module a workflow imports is evaluated again for each workflow (the SDK's module
+ * isolation), which made rrule and cel-js most of a cached workflow's memory (ARCHITECTURE.md,
+ * "Worker tuning"). Both keep no state between calls.
+ */
+export const SHARED_WORKFLOW_MODULES = ['rrule', '@marcbachmann/cel-js'];
+
 /** Bundles workflows/index, with the tracing interceptors when `traced` (the build, the test harness, benchmarks). */
 export function bundleWorkflows(traced: boolean, logger?: SdkLogger): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
     workflowInterceptorModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [],
+    preloadModules: SHARED_WORKFLOW_MODULES,
     logger,
   });
 }

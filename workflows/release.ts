@@ -12,7 +12,7 @@ import type { Activities } from '../activities';
 import type { ReleaseProgress } from '../activities/release';
 import type { ReleaseAdmission } from '../domain/orchestration';
 import { decideRetry, evaluateGates, type GateEvaluation } from '../domain/gates';
-import { isPushAgent } from '../domain/jobAgents';
+import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { VerificationMetric } from '../domain/policies';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
@@ -188,7 +188,8 @@ export async function releaseWorkflow(input: ReleaseWorkflowInput): Promise<Rele
         if (started.outcome === 'finished') continue;
       }
       await wait(evaluation.nextEvaluationAt);
-      if (workflowInfo().historyLength > HISTORY_LIMIT) await continueAsNew<typeof releaseWorkflow>({ releaseId });
+      if (workflowInfo().historyLength > HISTORY_LIMIT)
+        await continueAsNew<typeof releaseWorkflow>({ releaseId });
     }
     admitted = undefined;
 

@@ -2,7 +2,7 @@ import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@tempo
 import type { Activities } from '../activities';
 import { HEARTBEAT_TIMEOUT, wakeSignal } from './definitions';
 
-const { rollOutVersionBatch, rollOutPendingTargets } = proxyActivities<Activities>({
+const { rollOutVersionBatches, rollOutPendingTargets } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
@@ -10,8 +10,8 @@ const { rollOutVersionBatch, rollOutPendingTargets } = proxyActivities<Activitie
 
 /** Targets per batch: one transaction each (releases, their jobs, their workflows' starts). */
 export const ROLLOUT_BATCH_SIZE = 500;
-/** Batches per run before continuing as new, so a rollout to any number of targets keeps a short history. */
-const BATCHES_PER_RUN = 40;
+/** Activities (each up to 20 s of batches) per run before continuing as new, so any rollout keeps a short history. */
+const ACTIVITIES_PER_RUN = 40;
 
 export interface VersionRolloutInput {
   versionId: string;
@@ -28,12 +28,16 @@ export interface VersionRolloutInput {
 export async function versionRolloutWorkflow(input: VersionRolloutInput): Promise<{ releaseCount: number }> {
   let after = input.after;
   let releaseCount = input.releaseCount ?? 0;
-  for (let batch = 0; ; batch++) {
-    const result = await rollOutVersionBatch({ versionId: input.versionId, after, batchSize: ROLLOUT_BATCH_SIZE });
+  for (let step = 0; ; step++) {
+    const result = await rollOutVersionBatches({
+      versionId: input.versionId,
+      after,
+      batchSize: ROLLOUT_BATCH_SIZE,
+    });
     releaseCount += result.created;
     after = result.next;
     if (!after) return { releaseCount };
-    if (batch + 1 >= BATCHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
+    if (step + 1 >= ACTIVITIES_PER_RUN || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof versionRolloutWorkflow>({ versionId: input.versionId, after, releaseCount });
     }
   }
@@ -51,12 +55,15 @@ export async function targetRolloutWorkflow(input: { workspaceId: string }): Pro
     woken = true;
   });
   let releases = 0;
-  for (let batch = 0; ; batch++) {
+  for (let step = 0; ; step++) {
     woken = false;
-    const result = await rollOutPendingTargets({ workspaceId: input.workspaceId, batchSize: ROLLOUT_BATCH_SIZE });
+    const result = await rollOutPendingTargets({
+      workspaceId: input.workspaceId,
+      batchSize: ROLLOUT_BATCH_SIZE,
+    });
     releases += result.created;
     if (!result.more && !woken) return { releases };
-    if (batch + 1 >= BATCHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
+    if (step + 1 >= ACTIVITIES_PER_RUN || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof targetRolloutWorkflow>(input);
     }
   }

@@ -1,4 +1,4 @@
-import type { JobAgentType } from '../../domain/jobAgents';
+import type { JobAgentType } from '../../domain/jobAgentTypes';
 import { argoCdDispatcher } from './argoCd';
 import type { JobDispatcher } from './dispatcher';
 import { githubDispatcher } from './github';

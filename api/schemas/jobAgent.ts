@@ -1,6 +1,7 @@
 import type { JobAgent } from '../../db/entities';
 import { redactConfig } from '../../db/sensitiveValues';
-import { JOB_AGENT_CONFIG_SCHEMAS, JOB_AGENT_TYPES, type JobAgentType } from '../../domain/jobAgents';
+import { JOB_AGENT_CONFIG_SCHEMAS } from '../../domain/jobAgents';
+import { JOB_AGENT_TYPES, type JobAgentType } from '../../domain/jobAgentTypes';
 import { iso, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
 

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import type { JobAgentType } from '../../domain/jobAgents';
+import type { JobAgentType } from '../../domain/jobAgentTypes';
 import type { JobStatus } from '../../domain/jobStatus';
 import { timestamps, workspaceScoped } from './common';
 

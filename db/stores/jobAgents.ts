@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
-import type { JobAgentType } from '../../domain/jobAgents';
+import type { JobAgentType } from '../../domain/jobAgentTypes';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { JobAgentSchema, type JobAgent } from '../entities';
 import { conflictOnDuplicate } from '../errors';
