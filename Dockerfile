@@ -28,9 +28,11 @@ FROM npm AS prod-deps
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
+# MALLOC_ARENA_MAX: fewer malloc arenas for the worker's native threads (ARCHITECTURE.md, "Worker tuning").
 ENV NODE_ENV=production \
     FLIGHTDECK_HOST=0.0.0.0 \
-    FLIGHTDECK_PORT=8080
+    FLIGHTDECK_PORT=8080 \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

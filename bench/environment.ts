@@ -113,12 +113,18 @@ export function buildOnce(): void {
   built = true;
 }
 
+/**
+ * The environment `npm start` and the image give every Flightdeck process (package.json,
+ * Dockerfile), so figures are those of what users run.
+ */
+const AS_USERS_RUN = { MALLOC_ARENA_MAX: '2' };
+
 /** Runs `flightdeck <args>` from dist/ with the given environment (added to this process's). */
 export function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
   buildOnce();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, ...AS_USERS_RUN, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return {

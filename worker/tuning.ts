@@ -21,10 +21,10 @@ export const WORKFLOW_TASK_POLLS = 10;
 export const CACHED_WORKFLOW_KB = 350;
 /**
  * The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says
- * otherwise: 1,024 workflows, enough for every release a burst starts to find its workflow cached
- * when its job is claimed, with the whole worker under 800 MB.
+ * otherwise: 585 workflows. A release evicted while it waits for its job is rebuilt from its six
+ * history events when woken, so a larger cache buys little and costs a whole worker's budget.
  */
-export const DEFAULT_WORKFLOW_CACHE_MB = 350;
+export const DEFAULT_WORKFLOW_CACHE_MB = 200;
 
 /** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
 export function cachedWorkflowsFor(cacheMb: number): number {
