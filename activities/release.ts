@@ -9,30 +9,15 @@ import type { SecretBox } from '../db/secrets';
 import type { GateEvaluation } from '../domain/gates';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
-import type { PolicyRule, VerificationMetric } from '../domain/policies';
-import type { JobRef } from '../domain/orchestration';
-import type { ReleasePhase } from '../domain/releases';
+import type { PolicyRule } from '../domain/policies';
+import type { Metric, ReleaseProgress } from '../domain/releaseProgress';
 import { selectorMatches } from '../domain/selectors';
-import type { z } from 'zod';
 import { dispatchers } from './agents';
 import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
 
 export interface ReleaseActivityDeps {
   orm: Database;
   secrets: SecretBox;
-}
-
-export interface ReleaseProgress {
-  phase: ReleasePhase;
-  attempt: number;
-  jobs: (JobRef & { attempt: number })[];
-  verifications: {
-    id: string;
-    jobId: string;
-    trigger: string;
-    status: string;
-    metrics: z.infer<typeof VerificationMetric>[];
-  }[];
 }
 
 /** The outcome of one measurement of a verification metric. */
@@ -138,7 +123,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
       const em = fork();
       const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
-      const metric = verification?.metrics[metricIndex] as z.infer<typeof VerificationMetric> | undefined;
+      const metric = verification?.metrics[metricIndex] as Metric | undefined;
       if (!verification || !metric || metric.provider.type !== 'http')
         return { passed: false, error: 'no such metric' };
       const provider = metric.provider;

@@ -43,18 +43,24 @@ export async function versionRolloutWorkflow(input: VersionRolloutInput): Promis
   }
 }
 
+export interface TargetRolloutInput {
+  workspaceId: string;
+  /** Releases created by earlier runs, when the rollout continued as new. */
+  releases?: number;
+}
+
 /**
  * `target-rollout/<workspaceId>`: the workspace's new release targets (flagged when they appeared)
  * each get a release of the newest eligible version, in batches. Every `targets.added` message
  * signals it (or starts it again once it has ended), so a burst of resource upserts makes one run
  * that drains them all, and a target flagged while it runs is picked up before it ends.
  */
-export async function targetRolloutWorkflow(input: { workspaceId: string }): Promise<{ releases: number }> {
+export async function targetRolloutWorkflow(input: TargetRolloutInput): Promise<{ releases: number }> {
   let woken = false;
   setHandler(wakeSignal, () => {
     woken = true;
   });
-  let releases = 0;
+  let releases = input.releases ?? 0;
   for (let step = 0; ; step++) {
     woken = false;
     const result = await rollOutPendingTargets({
@@ -64,7 +70,7 @@ export async function targetRolloutWorkflow(input: { workspaceId: string }): Pro
     releases += result.created;
     if (!result.more && !woken) return { releases };
     if (step + 1 >= ACTIVITIES_PER_RUN || workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof targetRolloutWorkflow>(input);
+      await continueAsNew<typeof targetRolloutWorkflow>({ workspaceId: input.workspaceId, releases });
     }
   }
 }

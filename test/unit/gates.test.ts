@@ -1,44 +1,12 @@
 import { decideRetry, evaluateGates, type ReleaseFacts } from '../../domain/gates';
 import type { PolicyRule } from '../../domain/policies';
+import { releaseFacts } from '../helpers/releaseFacts';
 
 const NOW = new Date('2026-11-19T12:00:00Z');
 const minutes = (n: number) => new Date(NOW.getTime() + n * 60_000).toISOString();
 
 function facts(overrides: Partial<ReleaseFacts> = {}, rules: Partial<PolicyRule>[] = []): ReleaseFacts {
-  return {
-    release: { id: 'r1', environmentId: 'e1', createdAt: minutes(-10) },
-    version: {
-      id: 'v1',
-      tag: '1.0.0',
-      name: null,
-      status: 'ready',
-      metadata: {},
-      config: {},
-      createdAt: minutes(-10),
-    },
-    deployment: { id: 'd1', name: 'api', slug: 'api', metadata: {} },
-    environment: { id: 'e1', name: 'prod', metadata: {} },
-    resource: { kind: 'service', version: 'v1', name: 'node', identifier: 'node', metadata: {}, config: {} },
-    targetExists: true,
-    policies:
-      rules.length > 0
-        ? [
-            {
-              id: 'p1',
-              name: 'policy',
-              rules: rules.map((rule, i) => ({ id: `rule-${i}`, ...rule })) as PolicyRule[],
-            },
-          ]
-        : [],
-    approvals: [],
-    progression: [],
-    activeReleaseId: null,
-    deployedVersionCreatedAt: null,
-    deployedVersionId: null,
-    newerReleases: [],
-    rollout: { position: 0, total: 1, startedAt: minutes(-10) },
-    ...overrides,
-  };
+  return releaseFacts(NOW, overrides, rules);
 }
 
 const approval = (status: 'approved' | 'rejected', userId = 'u1') => ({

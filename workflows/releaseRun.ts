@@ -1,0 +1,323 @@
+import {
+  ActivityFailure,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { decideRetry, evaluateGates } from '../domain/gates';
+import type { ReleaseAdmission } from '../domain/orchestration';
+import {
+  attemptActions,
+  attemptOutcomes,
+  MetricScore,
+  nextIdleWait,
+  redeployFacts,
+  sameEvaluation,
+  verificationResult,
+  type Metric,
+  type VerificationProgress,
+} from '../domain/releaseProgress';
+import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
+import { HEARTBEAT_TIMEOUT, type ReleaseView } from './definitions';
+import { searchAttributes } from './searchAttributes';
+
+/**
+ * The release's database steps are short and idempotent: local activities, run by the worker that
+ * runs the workflow and recorded in its history as markers, without a round trip to the server
+ * each. Steps that reach other systems (dispatch to an agent, an HTTP probe) are ordinary
+ * activities, each visible as such in the history.
+ */
+const steps = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+const agents = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const probes = proxyActivities<Activities>({
+  // An HTTP probe has its own timeout (at most 300 s); a retry only covers a lost worker.
+  startToCloseTimeout: '6 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+/**
+ * Even without a signal, a waiting release looks again: a lost wake never strands it. Wakes travel
+ * through the durable outbox, so this is only a safety net: it starts at 10 minutes and doubles,
+ * up to 6 hours, while nothing happens, so thousands of idle releases cost little.
+ */
+const FIRST_IDLE_WAIT_MS = 10 * 60_000;
+const LONGEST_IDLE_WAIT_MS = 6 * 60 * 60_000;
+/**
+ * A pushed job's remote run is looked at after 5 s, then less and less often while nothing
+ * changes, up to every minute; a webhook makes the looks a fallback.
+ */
+const FIRST_FOLLOW_MS = 5_000;
+const LONGEST_FOLLOW_MS = 60_000;
+/** History events before a run continues as new. */
+const HISTORY_LIMIT = 2_000;
+
+export interface ReleaseWorkflowInput {
+  releaseId: string;
+  /** The fan-out decided the gates and created the first jobs with the release (first run only). */
+  admitted?: ReleaseAdmission;
+  /** Events before continuing as new (default 2,000); kept across runs. */
+  historyLimit?: number;
+}
+
+export interface ReleaseOutcome {
+  phase: ReleasePhase | 'gone';
+  reason?: string;
+}
+
+/**
+ * One release's run, from its gates to its end: the state the workflow's handlers share and the
+ * steps of its loop. Every look reads the database and asks domain/releaseProgress.ts what to do.
+ */
+export class ReleaseRun {
+  readonly view: ReleaseView;
+  private woken = false;
+  private idleWaitMs = FIRST_IDLE_WAIT_MS;
+  private admitted: ReleaseAdmission | undefined;
+  /** Jobs dispatched and verifications started by this run: each is done once. */
+  private readonly handled = new Set<string>();
+  /** Work whose end the release waits for before it continues as new (timers of scheduled results, probes). */
+  private readonly background = new Set<Promise<void>>();
+  /** Pushed jobs followed by this run; `following` the loops still running, resumed by the next run. */
+  private readonly followed = new Set<string>();
+  private readonly following = new Set<string>();
+
+  constructor(private readonly input: ReleaseWorkflowInput) {
+    this.admitted = input.admitted;
+    this.view = {
+      releaseId: input.releaseId,
+      phase: this.admitted ? 'running' : 'unknown',
+      evaluation: this.admitted?.evaluation ?? null,
+      attempt: this.admitted?.attempt ?? 0,
+      // Set as a search attribute when the workflow was started.
+      jobIds: this.admitted?.jobs.map((job) => job.id) ?? [],
+    };
+  }
+
+  /** "Look again": something the release depends on changed. */
+  wake(): void {
+    this.woken = true;
+  }
+
+  /**
+   * Runs the release to its end. A wake that arrives while it ends may be a redeploy, which reopens
+   * it: it looks once more, and runs again if the release is no longer finished.
+   */
+  async run(): Promise<ReleaseOutcome> {
+    let outcome = await this.runOnce();
+    while (this.woken) {
+      this.woken = false;
+      const loaded = await steps.loadReleaseFacts(this.input.releaseId);
+      if (loaded && !isTerminalReleasePhase(loaded.phase)) outcome = await this.runOnce();
+    }
+    return outcome;
+  }
+
+  private async runOnce(): Promise<ReleaseOutcome> {
+    const gated = this.admitted ? 'running' : await this.passGates();
+    this.admitted = undefined;
+    return gated === 'running' ? this.runJobs() : gated;
+  }
+
+  /** Evaluates the gates until they let the release start its jobs, or end it. */
+  private async passGates(): Promise<ReleaseOutcome | 'running'> {
+    const { releaseId } = this.input;
+    for (;;) {
+      this.woken = false;
+      const loaded = await steps.loadReleaseFacts(releaseId);
+      if (!loaded) return { phase: 'gone' };
+      this.view.phase = loaded.phase;
+      if (isTerminalReleasePhase(loaded.phase)) return { phase: loaded.phase };
+      if (loaded.phase === 'running') return 'running';
+      const facts = loaded.redeployRequested ? redeployFacts(loaded.facts) : loaded.facts;
+      const evaluation = evaluateGates(facts, new Date());
+      if (!sameEvaluation(this.view.evaluation, evaluation))
+        await steps.recordEvaluation(releaseId, evaluation);
+      this.view.evaluation = evaluation;
+      if (evaluation.decision === 'superseded') return this.end('superseded', evaluation.reason);
+      if (evaluation.decision === 'withdrawn') return this.end('cancelled', evaluation.reason);
+      if (evaluation.decision === 'proceed') {
+        const started = await steps.startJobs(releaseId, loaded.lastAttempt + 1);
+        if (started.outcome === 'started') return 'running';
+        if (started.outcome === 'finished') continue;
+      }
+      await this.wait(evaluation.nextEvaluationAt);
+      if (this.historyFull()) await this.continueAsNew();
+    }
+  }
+
+  /** Dispatches, follows and verifies the jobs of each attempt until the release ends. */
+  private async runJobs(): Promise<ReleaseOutcome> {
+    const { releaseId } = this.input;
+    for (;;) {
+      this.woken = false;
+      const progress = await steps.releaseProgress(releaseId);
+      if (!progress) return { phase: 'gone' };
+      this.view.phase = progress.phase;
+      if (isTerminalReleasePhase(progress.phase)) {
+        // Ended from outside (a cancel): one last look at each pushed job cancels its remote run.
+        await Promise.all([...this.following].map((jobId) => agents.followJob(jobId)));
+        return { phase: progress.phase };
+      }
+      this.view.attempt = progress.attempt;
+      const ids = progress.jobs.map((job) => job.id);
+      if (ids.length !== this.view.jobIds.length) {
+        this.view.jobIds = ids;
+        upsertSearchAttributes([{ key: searchAttributes.jobIds, value: ids }]);
+      }
+
+      const actions = attemptActions(progress, this.handled);
+      // A pushed job that an earlier run of this workflow dispatched is followed by this one.
+      for (const jobId of actions.follow) this.startFollowing(jobId);
+      for (const jobId of actions.dispatch) await this.dispatch(jobId);
+      for (const verification of actions.verify) {
+        this.handled.add(verification.id);
+        this.inBackground(this.verify(verification));
+      }
+
+      if (actions.verdict.kind === 'succeeded') return this.end('succeeded', actions.verdict.reason);
+      if (actions.verdict.kind === 'failed') {
+        const retry = decideRetry(await steps.releaseRules(releaseId), attemptOutcomes(progress));
+        if (!retry.retry) return this.end('failed', `${actions.verdict.reason}; ${retry.reason}`);
+        await sleep(retry.backoffMs);
+        await steps.startJobs(releaseId, progress.attempt + 1);
+        continue;
+      }
+      await this.wait();
+      if (this.background.size === 0 && this.historyFull()) await this.continueAsNew();
+    }
+  }
+
+  /** Hands a job to its agent, step by step; a pushed job is then followed, a scheduled result completed on a timer. */
+  private async dispatch(jobId: string): Promise<void> {
+    this.handled.add(jobId);
+    let result = await agents.dispatchJob(jobId);
+    while (result.kind === 'next') result = await agents.dispatchJob(jobId, result.step);
+    if (result.kind === 'triggered') this.startFollowing(jobId);
+    // The job ended at dispatch (its configuration could not be dispatched): look at the attempt again at once.
+    if (result.kind === 'ended') this.woken = true;
+    if (result.kind === 'scheduled') {
+      const { afterSeconds, status, message } = result;
+      this.inBackground(sleep(afterSeconds * 1000).then(() => steps.completeJob(jobId, status, message)));
+    }
+  }
+
+  /** Following a pushed job is not background work that must end before continue-as-new: the next run resumes it. */
+  private startFollowing(jobId: string): void {
+    if (this.followed.has(jobId)) return;
+    this.followed.add(jobId);
+    this.following.add(jobId);
+    void this.follow(jobId)
+      .catch(() => undefined)
+      .then(() => {
+        this.following.delete(jobId);
+        this.woken = true;
+      });
+  }
+
+  private async follow(jobId: string): Promise<void> {
+    let delayMs = FIRST_FOLLOW_MS;
+    for (;;) {
+      await sleep(delayMs);
+      const look = await agents.followJob(jobId);
+      if (look.changed) this.woken = true;
+      if (look.done) return;
+      delayMs = look.changed ? FIRST_FOLLOW_MS : Math.min(delayMs * 2, LONGEST_FOLLOW_MS);
+    }
+  }
+
+  private async verify(verification: VerificationProgress): Promise<void> {
+    const results = await Promise.all(
+      verification.metrics.map(async (metric, index) => ({
+        name: metric.name,
+        ...(await this.measure(verification.id, index, metric)),
+      })),
+    );
+    const { passed, message } = verificationResult(results);
+    await steps.settleVerification(verification.id, passed, message);
+  }
+
+  /** Takes a metric's measurements on its interval until its score is known; a probe that fails for good fails it. */
+  private async measure(
+    verificationId: string,
+    index: number,
+    metric: Metric,
+  ): Promise<{ passed: boolean; failure?: string }> {
+    const score = new MetricScore(metric);
+    for (;;) {
+      let passed: boolean;
+      if (metric.provider.type === 'sleep') {
+        await sleep(metric.provider.durationSeconds * 1000);
+        passed = (await steps.recordSleepMeasurement(verificationId, metric.name)).passed;
+      } else {
+        try {
+          passed = (await probes.measureHttpMetric(verificationId, index)).passed;
+        } catch (error) {
+          if (!(error instanceof ActivityFailure)) throw error;
+          return { passed: false, failure: `probe failed: ${error.cause?.message ?? error.message}` };
+        }
+      }
+      const state = score.record(passed);
+      if (state !== 'measuring') return { passed: state === 'passed' };
+      await sleep(metric.intervalSeconds * 1000);
+    }
+  }
+
+  /** Runs work alongside the loop; its end wakes the loop, its failure is the work's own business. */
+  private inBackground(work: Promise<unknown>): void {
+    const task: Promise<void> = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.background.add(task);
+    void task.then(() => {
+      this.background.delete(task);
+      this.woken = true;
+    });
+  }
+
+  /** Waits for a wake, or until `until`, or for the idle safety net. */
+  private async wait(until?: string): Promise<void> {
+    // Spread by up to half: thousands of releases created together do not all look again together.
+    const idle = this.idleWaitMs + Math.floor(Math.random() * (this.idleWaitMs / 2));
+    const ms = until ? Math.min(Math.max(0, Date.parse(until) - Date.now()), idle) : idle;
+    const wokenUp = await condition(() => this.woken, ms);
+    this.idleWaitMs = nextIdleWait(this.idleWaitMs, wokenUp, FIRST_IDLE_WAIT_MS, LONGEST_IDLE_WAIT_MS);
+  }
+
+  private historyFull(): boolean {
+    return workflowInfo().historyLength > (this.input.historyLimit ?? HISTORY_LIMIT);
+  }
+
+  /** A fresh run with the same release: it reads where things stand and resumes from there. */
+  private continueAsNew(): Promise<never> {
+    const { releaseId, historyLimit } = this.input;
+    return continueAsNew<(input: ReleaseWorkflowInput) => Promise<ReleaseOutcome>>({
+      releaseId,
+      historyLimit,
+    });
+  }
+
+  private async end(
+    phase: 'succeeded' | 'failed' | 'cancelled' | 'superseded',
+    reason: string,
+  ): Promise<ReleaseOutcome> {
+    await steps.finishRelease(this.input.releaseId, phase, reason);
+    this.view.phase = phase;
+    return { phase, reason };
+  }
+}
