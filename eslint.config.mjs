@@ -2,6 +2,45 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** Modules that reach the outside world: files, network, processes, databases, Temporal's client. */
+const DATABASE_MODULES = ['@mikro-orm/*', 'pg', 'knex'];
+const IO_MODULES = [
+  ...DATABASE_MODULES,
+  'node:fs',
+  'node:fs/*',
+  'fs',
+  'node:net',
+  'node:http',
+  'node:https',
+  'node:child_process',
+  'child_process',
+  '@temporalio/client',
+  '@temporalio/worker',
+  'koa',
+  'pino',
+];
+
+/** Import patterns for other layers' directories, however deep the importing file is. */
+function layers(...names) {
+  return names.flatMap((name) => [
+    `../${name}`,
+    `../${name}/*`,
+    `../../${name}`,
+    `../../${name}/*`,
+    `../../../${name}/*`,
+  ]);
+}
+
+/**
+ * A directory's import rule: `forbidden` never, `typesOnly` for types alone (erased at build, so
+ * they carry no dependency at run time); `extra` rules beside it.
+ */
+function layer(files, message, forbidden, typesOnly = [], extra = {}) {
+  const patterns = [{ group: forbidden, message }];
+  if (typesOnly.length > 0) patterns.push({ group: typesOnly, message, allowTypeImports: true });
+  return { files: [files], rules: { 'no-restricted-imports': ['error', { patterns }], ...extra } };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'coverage/', 'node_modules/', '.flightdeck/'] },
   js.configs.recommended,
@@ -22,28 +61,40 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  {
-    files: ['workflows/**/*.ts'],
-    rules: {
-      // Workflow code is replayed: it must not import I/O modules or read clocks and randomness directly.
-      'no-restricted-imports': [
+  // The layers of ARCHITECTURE.md ("Layers"): what each directory may import.
+  layer('domain/**/*.ts', 'domain/ is pure: rules and types, no I/O and no other layer.', [
+    ...IO_MODULES,
+    ...layers('db', 'api', 'activities', 'worker', 'workflows', 'cli'),
+  ]),
+  layer(
+    'workflows/**/*.ts',
+    'Workflows are replayed: only domain/ and types, no I/O, clocks or randomness.',
+    [...IO_MODULES, 'node:*', ...layers('db', 'api', 'worker', 'cli')],
+    ['../activities', '../activities/*'],
+  ),
+  layer(
+    'activities/**/*.ts',
+    'Activities call db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI.',
+    layers('api', 'worker', 'workflows', 'cli'),
+    DATABASE_MODULES,
+    {
+      'no-restricted-syntax': [
         'error',
         {
-          patterns: [
-            {
-              group: ['node:*', 'fs', 'path', 'crypto', 'os', 'child_process'],
-              message: 'Workflows must be deterministic.',
-            },
-            {
-              group: ['../db/*', '../worker/*', '../api/*', '../cli/*'],
-              message: 'Workflows may import only domain/ and types.',
-              allowTypeImports: true,
-            },
-          ],
+          selector:
+            'CallExpression[callee.property.name=/^(execute|createQueryBuilder|getKnex|nativeUpdate|nativeDelete|nativeInsert)$/]',
+          message: 'SQL belongs in db/: call a db/ function instead.',
         },
       ],
     },
-  },
+  ),
+  layer('db/**/*.ts', 'db/ persists: no HTTP, activities, worker, workflows or CLI.', [
+    ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
+  ]),
+  layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
+    ...layers('activities', 'worker', 'workflows', 'cli'),
+  ]),
+  layer('worker/**/*.ts', 'worker/ bootstraps Temporal workers: no HTTP or CLI.', [...layers('api', 'cli')]),
   {
     files: ['test/**/*.ts', 'scripts/**', 'bench/**'],
     rules: { 'no-console': 'off' },

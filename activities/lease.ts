@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { expireClaim, readClaim } from '../db/claims';
+import { expireClaim, readClaim } from '../db/jobMoves';
 import type { Database } from '../db/database';
 
 /** The lease workflow's database steps; both fenced by the claim id, both idempotent. */

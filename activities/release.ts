@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { JobSchema, JobVerificationSchema, type Measurement } from '../db/entities';
+import { appendMeasurement, recordEvaluation, releaseProgress, settleVerification } from '../db/releaseSteps';
+import { JobSchema, JobVerificationSchema } from '../db/entities';
 import { startReleaseJobs, type StartJobsResult } from '../db/jobCreation';
-import { changeJobStatus } from '../db/jobStatusChanges';
+import { changeJobStatus } from '../db/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
@@ -35,34 +36,6 @@ const HTTP_BODY_LIMIT = 64 * 1024;
 export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
 
-  /** Where the release's jobs and verifications stand, in one query: the step a woken release runs first. */
-  async function progressOf(releaseId: string): Promise<ReleaseProgress | null> {
-    const [row] = await fork().execute<Omit<ReleaseProgress, 'attempt'>[]>(
-      `SELECT rl.phase,
-              coalesce((SELECT json_agg(json_build_object('id', j.id, 'status', j.status, 'agentType', j.agent_type,
-                                          'attempt', j.attempt) ORDER BY j.attempt, j.created_at, j.id)
-                          FROM job j WHERE j.release_id = rl.id), '[]') AS jobs,
-              coalesce((SELECT json_agg(json_build_object('id', v.id, 'jobId', v.job_id, 'trigger', v.trigger,
-                                          'status', v.status, 'metrics', v.metrics) ORDER BY v.created_at, v.id)
-                          FROM job_verification v JOIN job j ON j.id = v.job_id WHERE j.release_id = rl.id), '[]')
-                AS verifications
-         FROM release rl WHERE rl.id = ?`,
-      [releaseId],
-    );
-    if (!row) return null;
-    return { ...row, attempt: Math.max(0, ...row.jobs.map((job) => job.attempt)) };
-  }
-
-  async function appendMeasurement(verificationId: string, measurement: Measurement): Promise<void> {
-    await fork().execute(
-      `UPDATE job_verification SET measurements = measurements || ?::jsonb,
-              status = CASE WHEN status = 'pending' THEN 'running' ELSE status END,
-              started_at = coalesce(started_at, now())
-        WHERE id = ?`,
-      [JSON.stringify([measurement]), verificationId],
-    );
-  }
-
   return {
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
       return loadRelease(fork(), releaseId);
@@ -70,10 +43,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
 
     /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */
     async recordEvaluation(releaseId: string, evaluation: GateEvaluation): Promise<void> {
-      await fork().execute(
-        `UPDATE release SET evaluation = ?::jsonb, phase_reason = ?, updated_at = now() WHERE id = ? AND phase = 'pending'`,
-        [JSON.stringify(evaluation), evaluation.reason, releaseId],
-      );
+      await recordEvaluation(fork(), releaseId, evaluation);
     },
 
     async startJobs(releaseId: string, attempt: number): Promise<StartJobsResult> {
@@ -110,7 +80,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     },
 
     async releaseProgress(releaseId: string): Promise<ReleaseProgress | null> {
-      return progressOf(releaseId);
+      return releaseProgress(fork(), releaseId);
     },
 
     /** The rules of the target's policies, for deciding whether a failed attempt is retried. */
@@ -164,7 +134,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
         ? selectorMatches('measurement', metric.failureCondition, { result })
         : false;
       const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
-      await appendMeasurement(verificationId, {
+      await appendMeasurement(fork(), verificationId, {
         metric: metric.name,
         at: new Date().toISOString(),
         passed,
@@ -176,7 +146,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
 
     /** A `sleep` metric's measurement: the workflow waited; this records it. */
     async recordSleepMeasurement(verificationId: string, metricName: string): Promise<MeasurementResult> {
-      await appendMeasurement(verificationId, {
+      await appendMeasurement(fork(), verificationId, {
         metric: metricName,
         at: new Date().toISOString(),
         passed: true,
@@ -185,11 +155,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
     },
 
     async settleVerification(verificationId: string, passed: boolean, message: string): Promise<void> {
-      await fork().execute(
-        `UPDATE job_verification SET status = ?, message = ?, completed_at = now(), started_at = coalesce(started_at, now())
-          WHERE id = ? AND status IN ('pending', 'running')`,
-        [passed ? 'passed' : 'failed', message, verificationId],
-      );
+      await settleVerification(fork(), verificationId, passed, message);
     },
 
     async finishRelease(releaseId: string, phase: FinalPhase, reason: string): Promise<void> {

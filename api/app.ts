@@ -1,10 +1,9 @@
-import type { Faults } from '../domain/faults';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
-import { createStores } from '../db/stores';
+import { createStores, type Stores } from '../db/stores';
 import { ForbiddenError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
 import { jsonBody } from './middleware/body';
@@ -40,8 +39,8 @@ export interface AppDeps {
   adminToken?: string;
   version: string;
   transport: TransportPolicy;
-  /** Test-only fault injection (FLIGHTDECK_FAULT_INJECTION); empty in production. */
-  faults?: Faults;
+  /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
+  decorateStores?: (stores: Stores) => Stores;
 }
 
 export interface FlightdeckApp {
@@ -112,7 +111,8 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   app.use(metrics.middleware);
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
-    ctx.state.stores = createStores(deps.orm, deps.secrets, deps.faults);
+    const stores = createStores(deps.orm, deps.secrets);
+    ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
     await next();
   });
   app.use(jsonBody(deps.bodyLimit));

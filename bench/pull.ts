@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../cli/embedded/processes';
 import { ApiClient } from '../cli/apiClient';
-import { claimJob } from '../db/claims';
+import { claimJob } from '../db/jobMoves';
 import { newId } from '../db/ids';
 import { SecretBox } from '../db/secrets';
 import { ApiKeyStore } from '../db/stores/apiKeys';

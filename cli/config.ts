@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { FAULTS, type Faults } from '../domain/faults';
+import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
 import { DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';

@@ -8,6 +8,7 @@ import type { SecretBox } from '../db/secrets';
 import { startWorkerRuntime, type WorkerRuntime } from '../worker/runtime';
 import type { WorkflowSpans } from '../worker/tracing';
 import type { Config } from './config';
+import { storesWithFaults } from './faults';
 import { flightdeckVersion } from './version';
 
 export interface ApiService {
@@ -34,7 +35,7 @@ export async function startApiService(options: {
     bodyLimit: config.api.bodyLimit,
     adminToken: config.api.adminToken,
     transport: config.api.transport,
-    faults: config.api.faults,
+    decorateStores: storesWithFaults(config.api.faults),
     version: flightdeckVersion(),
     readiness: {
       postgres: () => pingDatabase(orm),

@@ -83,3 +83,8 @@ const MOVES: Record<JobStatus, readonly JobStatus[]> = {
 export function canMoveJob(from: JobStatus, to: JobStatus): boolean {
   return from === to || MOVES[from].includes(to);
 }
+
+/** The statuses a job may move to `to` from (not counting `to` itself): the move table read backwards. */
+export function movesInto(to: JobStatus): JobStatus[] {
+  return JOB_STATUSES.filter((from) => from !== to && MOVES[from].includes(to));
+}

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { SecretBox } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
+import { moveDispatchedJob } from '../../db/jobMoves';
 import { openTree } from '../../db/sensitiveValues';
 import type { z } from 'zod';
 
@@ -68,11 +69,7 @@ export async function endAtDispatch(
   status: JobStatus,
   message: string,
 ): Promise<DispatchResult> {
-  await em.execute(
-    `UPDATE job SET status = ?, message = ?, completed_at = now(), updated_at = now()
-      WHERE id = ? AND status = 'pending'`,
-    [status, message, jobId],
-  );
+  await moveDispatchedJob(em, jobId, status, { message });
   return { kind: 'ended', status };
 }
 

@@ -1,12 +1,10 @@
+import { moveDispatchedJob } from '../../db/jobMoves';
 import type { JobDispatcher } from './dispatcher';
 
 /** SPEC "Other agent behavior": dispatching to an `http-pull` agent only queues the job; it pushes nothing. */
 export const httpPullDispatcher: JobDispatcher = {
   async dispatch(job, { em }) {
-    await em.execute(
-      `UPDATE job SET status = 'queued', updated_at = now() WHERE id = ? AND status = 'pending'`,
-      [job.id],
-    );
+    await moveDispatchedJob(em, job.id, 'queued');
     return { kind: 'queued' };
   },
 };

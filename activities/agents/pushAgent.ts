@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
-import { changeJobStatus, type JobStatusChange } from '../../db/jobStatusChanges';
+import { changeJobStatus, moveDispatchedJob, type JobStatusChange } from '../../db/jobMoves';
 import { ConflictError } from '../../domain/errors';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { TemplateError } from '../../domain/templates';
@@ -50,11 +50,10 @@ export async function dispatchRemote(
     throw error;
   }
   if ('next' in sent) return { kind: 'next', step: sent.next };
-  await em.execute(
-    `UPDATE job SET status = 'triggered', external_id = coalesce(?, external_id), message = ?, updated_at = now()
-      WHERE id = ? AND status = 'pending'`,
-    [sent.externalId ?? null, sent.message, job.id],
-  );
+  await moveDispatchedJob(em, job.id, 'triggered', {
+    externalId: sent.externalId ?? null,
+    message: sent.message,
+  });
   return { kind: 'triggered' };
 }
 

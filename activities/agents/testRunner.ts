@@ -1,3 +1,4 @@
+import { moveDispatchedJob } from '../../db/jobMoves';
 import { TestRunnerConfig } from '../../domain/jobAgents';
 import { agentConfigOf, type JobDispatcher } from './dispatcher';
 
@@ -8,11 +9,7 @@ import { agentConfigOf, type JobDispatcher } from './dispatcher';
 export const testRunnerDispatcher: JobDispatcher = {
   async dispatch(job, { em, secrets }) {
     const config = agentConfigOf(TestRunnerConfig, job, secrets);
-    await em.execute(
-      `UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = ? AND status = 'pending'`,
-      [job.id],
-    );
+    await moveDispatchedJob(em, job.id, 'in_progress');
     return {
       kind: 'scheduled',
       afterSeconds: config.delaySeconds,

@@ -1,4 +1,3 @@
-import type { Faults } from '../../domain/faults';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../database';
 import type { SecretBox } from '../secrets';
@@ -39,7 +38,7 @@ export interface Stores {
   githubWebhooks: GithubWebhookStore;
 }
 
-export function createStores(orm: Database, secrets: SecretBox, faults: Faults = new Set()): Stores {
+export function createStores(orm: Database, secrets: SecretBox): Stores {
   const em = orm.em.fork() as EntityManager;
   return {
     workspaces: new WorkspaceStore(em),
@@ -56,7 +55,7 @@ export function createStores(orm: Database, secrets: SecretBox, faults: Faults =
     releases: new ReleaseStore(em),
     jobs: new JobStore(em),
     targetStates: new TargetStateStore(em),
-    pull: new PullStore(em, secrets, faults),
+    pull: new PullStore(em, secrets),
     githubWebhooks: new GithubWebhookStore(em, secrets),
   };
 }

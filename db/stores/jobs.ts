@@ -3,7 +3,7 @@ import type { JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { JobSchema, JobVerificationSchema, type Job, type JobVerification } from '../entities';
-import { changeJobStatus, type JobStatusChange } from '../jobStatusChanges';
+import { changeJobStatus, type JobStatusChange } from '../jobMoves';
 import { findOwned, listPage } from './common';
 
 export interface JobFilter extends Partial<ReleaseTargetRef> {

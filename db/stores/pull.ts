@@ -1,13 +1,12 @@
-import type { Faults } from '../../domain/faults';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { claimJob, type LeaseGrant } from '../claims';
+import { claimJob, type LeaseGrant } from '../jobMoves';
 import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities';
 import { newId } from '../ids';
-import { changeJobStatus, fenceClaim } from '../jobStatusChanges';
+import { changeJobStatus, fenceClaim } from '../jobMoves';
 import type { SecretBox } from '../secrets';
 import { openTree } from '../sensitiveValues';
 
@@ -57,7 +56,6 @@ export class PullStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
-    private readonly faults: Faults,
   ) {}
 
   private async agent(caller: AgentCaller, jobAgentId: string): Promise<JobAgent> {
@@ -113,7 +111,6 @@ export class PullStore {
       jobId,
       claimId: newId(),
       leaseSeconds: leaseSecondsOf(agent.config),
-      failAfterUpdate: this.faults.has('claim.fail-after-update'),
     });
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
     if (outcome.outcome === 'conflict') {
@@ -122,8 +119,6 @@ export class PullStore {
         'not_claimable',
       );
     }
-    // Test-only: die between the commit and the answer; the lease workflow must still come.
-    if (this.faults.has('claim.exit-after-commit')) process.kill(process.pid, 'SIGKILL');
     const job = await this.em.findOneOrFail(JobSchema, { id: jobId });
     return {
       job: {

@@ -1,7 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError } from '../../domain/errors';
-import { ACTIVE_JOB_STATUSES } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
@@ -15,6 +14,7 @@ import {
   type Release,
 } from '../entities';
 import { newId } from '../ids';
+import { cancelOpenJobs } from '../jobMoves';
 import { enqueueOrchestration } from '../outbox';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
@@ -32,8 +32,6 @@ export interface ApprovalInput {
   status: 'approved' | 'rejected';
   reason?: string | null;
 }
-
-const ACTIVE = `{${ACTIVE_JOB_STATUSES.join(',')}}`;
 
 export class ReleaseStore {
   constructor(private readonly em: EntityManager) {}
@@ -121,11 +119,7 @@ export class ReleaseStore {
       if (isTerminalReleasePhase(release.phase)) {
         throw new ConflictError(`The release already ended: ${release.phase}`, 'release_ended');
       }
-      const cancelled = await em.execute<{ id: string }[]>(
-        `UPDATE job SET status = 'cancelled', message = coalesce(message, 'release cancelled'), completed_at = now(), updated_at = now()
-          WHERE release_id = ? AND status = ANY(?::text[]) RETURNING id`,
-        [releaseId, ACTIVE],
-      );
+      const cancelled = await cancelOpenJobs(em, releaseId, 'release cancelled');
       release.phase = 'cancelled';
       release.phaseReason = `cancelled${cancelled.length > 0 ? `; ${cancelled.length} active job(s) cancelled` : ''}`;
       release.completedAt = new Date();

@@ -6,7 +6,6 @@ import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { createApp, type FlightdeckApp } from '../../api/app';
 import type { TransportPolicy } from '../../api/middleware/transport';
-import type { Fault } from '../../domain/faults';
 import { pingDatabase, openDatabase, type Database } from '../../db/database';
 import { SecretBox } from '../../db/secrets';
 import { ApiKeyStore } from '../../db/stores/apiKeys';
@@ -44,8 +43,6 @@ export interface TestStackOptions {
   worker?: boolean;
   adminToken?: string;
   bodyLimit?: string;
-  /** Test-only faults the API injects (FLIGHTDECK_FAULT_INJECTION). */
-  faults?: Fault[];
   /** Who may use pull endpoints over plain HTTP (default: loopback only). */
   transport?: TransportPolicy;
   /** Where the API, the worker and (for the file's first stack) Temporal's runtime log. */
@@ -111,7 +108,6 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     adminToken: options.adminToken,
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
-    faults: new Set(options.faults ?? []),
     readiness: {
       postgres: () => pingDatabase(orm),
       temporal: async () => {

@@ -43,7 +43,13 @@ describe('pull agents, faults between the claim steps', () => {
   describe('a claim that fails after it moved the job', () => {
     let stack: TestStack;
     beforeAll(async () => {
-      stack = await startTestStack({ faults: ['claim.fail-after-update'] });
+      stack = await startTestStack();
+      // The fault is the database's: writing the claim record fails, within the statement that moved the job.
+      await (stack.orm.em.fork() as EntityManager).execute(
+        `CREATE FUNCTION refuse_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN RAISE EXCEPTION 'injected: the claim record cannot be written'; END $$;
+         CREATE TRIGGER refuse_claim BEFORE INSERT ON job_claim FOR EACH ROW EXECUTE FUNCTION refuse_claim();`,
+      );
     });
     afterAll(() => stack.close());
 

@@ -1,10 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConflictError, NotFoundError } from '../domain/errors';
-import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
-import { JobSchema, type Job } from './entities';
-import { enqueueOrchestration } from './outbox';
-import { wakeReleases } from './releaseWake';
+import { ConflictError, NotFoundError } from '../../domain/errors';
+import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
+import { JobSchema, type Job } from '../entities';
+import { enqueueOrchestration } from '../outbox';
+import { wakeReleases } from '../releaseWake';
 
 export interface JobStatusChange {
   status?: JobStatus;

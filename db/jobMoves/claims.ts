@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JobStatus } from '../domain/jobStatus';
-import { OUTBOX_CHANNEL, outboxTraceContext } from './outbox';
+import type { JobStatus } from '../../domain/jobStatus';
+import { OUTBOX_CHANNEL, outboxTraceContext } from '../outbox';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -28,11 +28,6 @@ export interface ClaimRequest {
   jobId: string;
   claimId: string;
   leaseSeconds: number | null;
-  /**
-   * Test-only fault: the statement fails at run time, after the job row moved (proves nothing is
-   * left behind). `random()` keeps the planner from folding the division away.
-   */
-  failAfterUpdate?: boolean;
 }
 
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
@@ -52,7 +47,7 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
      ), lease AS (
        INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
        SELECT id, job_agent_id, workspace_id, ?::uuid,
-              ?::int + CASE WHEN ?::boolean THEN 1 / (random() * 0)::int ELSE 0 END,
+              ?::int,
               now() + make_interval(secs => ?::int)
          FROM claimed WHERE ?::int IS NOT NULL
        RETURNING job_id, claim_id, lease_seconds, claim_expires_at
@@ -74,7 +69,6 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
       request.workspaceId,
       request.claimId,
       request.leaseSeconds,
-      request.failAfterUpdate ?? false,
       request.leaseSeconds,
       request.leaseSeconds,
       request.workspaceId,

@@ -1,0 +1,17 @@
+/**
+ * Every move of a job's status, and nothing else, writes `job.status` (a unit test fails on a raw
+ * status update anywhere else): each move is checked against the move table of
+ * domain/jobStatus.ts and performs its side effects (a claim's end with its lease workflow, the
+ * release's wake) in the same transaction.
+ */
+export { changeJobStatus, fenceClaim, type JobScope, type JobStatusChange } from './change';
+export { cancelOpenJobs } from './cancel';
+export {
+  claimJob,
+  expireClaim,
+  readClaim,
+  type ClaimOutcome,
+  type ClaimRequest,
+  type LeaseGrant,
+} from './claims';
+export { moveDispatchedJob } from './dispatch';

@@ -1,0 +1,68 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { GateEvaluation } from '../domain/gates';
+import type { ReleaseProgress } from '../domain/releaseProgress';
+import type { Measurement } from './entities';
+
+/**
+ * The release workflow's reads and writes of its own release (activities/release.ts runs them).
+ * Each is idempotent: Temporal retries a step whose worker died.
+ */
+
+/** Where the release's jobs and verifications stand, in one query: the step a woken release runs first. */
+export async function releaseProgress(em: EntityManager, releaseId: string): Promise<ReleaseProgress | null> {
+  const [row] = await em.execute<Omit<ReleaseProgress, 'attempt'>[]>(
+    `SELECT rl.phase,
+            coalesce((SELECT json_agg(json_build_object('id', j.id, 'status', j.status, 'agentType', j.agent_type,
+                                        'attempt', j.attempt) ORDER BY j.attempt, j.created_at, j.id)
+                        FROM job j WHERE j.release_id = rl.id), '[]') AS jobs,
+            coalesce((SELECT json_agg(json_build_object('id', v.id, 'jobId', v.job_id, 'trigger', v.trigger,
+                                        'status', v.status, 'metrics', v.metrics) ORDER BY v.created_at, v.id)
+                        FROM job_verification v JOIN job j ON j.id = v.job_id WHERE j.release_id = rl.id), '[]')
+              AS verifications
+       FROM release rl WHERE rl.id = ?`,
+    [releaseId],
+  );
+  if (!row) return null;
+  return { ...row, attempt: Math.max(0, ...row.jobs.map((job) => job.attempt)) };
+}
+
+/** Keeps the latest evaluation on a pending release, so GET /releases/{id} can say why it waits. */
+export async function recordEvaluation(
+  em: EntityManager,
+  releaseId: string,
+  evaluation: GateEvaluation,
+): Promise<void> {
+  await em.execute(
+    `UPDATE release SET evaluation = ?::jsonb, phase_reason = ?, updated_at = now() WHERE id = ? AND phase = 'pending'`,
+    [JSON.stringify(evaluation), evaluation.reason, releaseId],
+  );
+}
+
+/** One measurement of a verification's metric; the first one starts the verification. */
+export async function appendMeasurement(
+  em: EntityManager,
+  verificationId: string,
+  measurement: Measurement,
+): Promise<void> {
+  await em.execute(
+    `UPDATE job_verification SET measurements = measurements || ?::jsonb,
+            status = CASE WHEN status = 'pending' THEN 'running' ELSE status END,
+            started_at = coalesce(started_at, now())
+      WHERE id = ?`,
+    [JSON.stringify([measurement]), verificationId],
+  );
+}
+
+/** A verification's verdict, once: a settled verification keeps its first. */
+export async function settleVerification(
+  em: EntityManager,
+  verificationId: string,
+  passed: boolean,
+  message: string,
+): Promise<void> {
+  await em.execute(
+    `UPDATE job_verification SET status = ?, message = ?, completed_at = now(), started_at = coalesce(started_at, now())
+      WHERE id = ? AND status IN ('pending', 'running')`,
+    [passed ? 'passed' : 'failed', message, verificationId],
+  );
+}

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * The layer rules of eslint.config.mjs (ARCHITECTURE.md, "Layers") reject what they are for: a
+ * source given to ESLint as if it were a file of that layer.
+ */
+const ROOT = path.join(__dirname, '..', '..');
+const ESLINT = path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js');
+
+/** The rules ESLint reports on `source` as the file `file`. */
+function lintAs(file: string, source: string): string[] {
+  let output: string;
+  try {
+    output = execFileSync(
+      process.execPath,
+      [ESLINT, '--stdin', '--stdin-filename', file, '--format', 'json'],
+      {
+        cwd: ROOT,
+        input: source,
+        encoding: 'utf8',
+      },
+    );
+  } catch (error) {
+    // Exit status 1: the source has lint errors, reported on stdout. Anything else is ESLint failing.
+    const failed = error as { status?: number; stdout?: string; stderr?: string };
+    if (failed.status !== 1 || !failed.stdout)
+      throw new Error(`eslint failed: ${failed.stderr ?? String(error)}`);
+    output = failed.stdout;
+  }
+  const [result] = JSON.parse(output) as { messages: { ruleId: string | null; message: string }[] }[];
+  return result!.messages.map((message) => message.ruleId ?? message.message);
+}
+
+describe('layer rules', () => {
+  it('reject SQL helpers and SQL calls in activities/, and let an EntityManager pass through as a type', () => {
+    expect(
+      lintAs(
+        'activities/release.ts',
+        "import { raw } from '@mikro-orm/core';\nexport const sql = raw('now()');\n",
+      ),
+    ).toEqual(['no-restricted-imports']);
+    expect(
+      lintAs(
+        'activities/release.ts',
+        "import type { EntityManager } from '@mikro-orm/postgresql';\nexport const run = (em: EntityManager) => em.execute('SELECT 1');\n",
+      ),
+    ).toEqual(['no-restricted-syntax']);
+  });
+
+  it('reject I/O and other layers in domain/', () => {
+    expect(
+      lintAs(
+        'domain/gates.ts',
+        "import { readFileSync } from 'node:fs';\nimport { Database } from '../db/database';\nexport const read = () => [readFileSync('x'), Database];\n",
+      ),
+    ).toEqual(['no-restricted-imports', 'no-restricted-imports']);
+    expect(lintAs('domain/gates.ts', "import { z } from 'zod';\nexport const id = z.string();\n")).toEqual(
+      [],
+    );
+  });
+});
