@@ -4,6 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { wakeSignal } from '../../../workflows/definitions';
 import { workflowIds } from '../../../workflows/ids';
 import { leaseWorkflow } from '../../../workflows/lease';
+import { eventually } from '../../helpers/eventually';
 import { recordHistory } from '../../helpers/histories';
 import { withWorker, workflowEnvironment } from '../../helpers/workflowEnvironment';
 
@@ -67,15 +68,17 @@ describe('leaseWorkflow', () => {
   });
 
   it('sleeps on when a heartbeat moved the expiry, and expires at the new one', async () => {
-    const { claim, activities } = fakeClaim(1_000);
-    const started = Date.now();
-    // A heartbeat just before the first expiry moves it 1.5 s on.
-    setTimeout(() => (claim.expiresAt = Date.now() + 1_500), 800);
-    const outcome = await withWorker(env, activities, async (taskQueue) =>
-      (await startLease(taskQueue, 'lease-extended-expired')).result(),
-    );
+    const { claim, activities } = fakeClaim(2_000);
+    const { outcome, extendedAt } = await withWorker(env, activities, async (taskQueue) => {
+      const handle = await startLease(taskQueue, 'lease-extended-expired');
+      // Once the lease has read the claim and sleeps, a heartbeat moves the expiry 3 s on.
+      await eventually(() => claim.reads === 1, { what: 'the first read of the claim' });
+      const extendedAt = Date.now();
+      claim.expiresAt = extendedAt + 3_000;
+      return { outcome: await handle.result(), extendedAt };
+    });
     expect(outcome).toBe('expired');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2_300);
+    expect(Date.now() - extendedAt).toBeGreaterThanOrEqual(3_000);
     expect(claim.reads).toBeGreaterThanOrEqual(2);
   });
 

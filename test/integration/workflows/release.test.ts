@@ -112,7 +112,8 @@ describe('releaseWorkflow', () => {
     const release = new FakeRelease(randomUUID());
     await withRelease(release, async (taskQueue) => {
       const now = new Date();
-      const closesAt = seconds(2, now.getTime());
+      // On a whole second: the rule's DTSTART has no milliseconds.
+      const closesAt = new Date(Math.ceil(seconds(2, now.getTime()).getTime() / 1000) * 1000);
       // A one-minute deny window that started 58 s ago.
       const opened = new Date(closesAt.getTime() - 60_000).toISOString().replace(/[-:]|\.\d{3}/g, '');
       release.facts = releaseFacts(now, {}, [
