@@ -6,6 +6,7 @@ import type { SecretBox } from '../db/secrets';
 import { createStores, type Stores } from '../db/stores';
 import { ForbiddenError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
+import { urlInput } from './middleware/urlInput';
 import { jsonBody } from './middleware/body';
 import { createHttpMetrics } from './middleware/metrics';
 import { problemMiddleware } from './middleware/problem';
@@ -115,6 +116,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
     ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
     await next();
   });
+  app.use(urlInput());
   app.use(jsonBody(deps.bodyLimit));
 
   const root = new Router<AppState>();

@@ -1,6 +1,7 @@
 import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
 import type { PolicyRule, RuleKind } from './policies';
+import { MAX_RULE_SECONDS } from './ruleLimits';
 import type { DeploymentFields, EnvironmentFields, ResourceFields, VersionFields } from './selectors';
 import { windowState } from './windows';
 
@@ -117,7 +118,12 @@ function versionSelectedHere(facts: ReleaseFacts, version: VersionFacts) {
   );
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/**
+ * The last instant a `Date` holds. Rules saved before durations had a maximum may name a time past
+ * it; formatting one must not throw, or the workflow task would fail on every attempt.
+ */
+const LAST_INSTANT_MS = 8.64e15;
+const iso = (ms: number) => new Date(Math.min(ms, LAST_INSTANT_MS)).toISOString();
 
 function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
   return rulesOf(facts, 'anyApproval').map(({ policyId, ruleId, spec }) => {
@@ -369,7 +375,11 @@ export function decideRetry(rules: PolicyRule[], attempts: readonly { status: Jo
   }
   const base = (rule.backoffSeconds ?? 0) * 1000;
   const backoff = rule.backoffStrategy === 'exponential' ? base * 2 ** Math.max(0, used - 1) : base;
-  const capped =
-    rule.maxBackoffSeconds !== undefined ? Math.min(backoff, rule.maxBackoffSeconds * 1000) : backoff;
+  // Exponential backoff over 100 retries outgrows any timer: a backoff never exceeds a rule's longest duration.
+  const capped = Math.min(
+    backoff,
+    (rule.maxBackoffSeconds ?? MAX_RULE_SECONDS) * 1000,
+    MAX_RULE_SECONDS * 1000,
+  );
   return { retry: true, reason: `retry ${used} of ${rule.maxRetries}`, backoffMs: capped };
 }

@@ -4,6 +4,11 @@ export interface Page<T> {
   total: number;
   limit: number;
   offset: number;
+  /**
+   * Set when a CEL-filtered list stopped reading after this many records: `total` then counts the
+   * matches among them only, and later records are reached by narrowing the filter.
+   */
+  scanLimit?: number;
 }
 
 export interface PageRequest {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { celExpression } from './celSchema';
 import { JOB_STATUSES } from './jobStatus';
+import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
 
 /**
@@ -9,15 +10,25 @@ import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
  */
 
 const jobStatus = z.enum(JOB_STATUSES);
+const jobStatuses = z.array(jobStatus).max(JOB_STATUSES.length);
 
 export const AnyApprovalRule = z.strictObject({ minApprovals: z.number().int().min(1).max(100) });
 
 export const EnvironmentProgressionRule = z.strictObject({
   dependsOnEnvironmentSelector: celExpression('environment'),
   minimumSuccessPercentage: z.number().min(0).max(100).default(100),
-  minimumSoakTimeMinutes: z.number().min(0).default(0),
-  successStatuses: z.array(jobStatus).min(1).default(['successful']),
-  maximumAgeHours: z.number().int().min(0).optional(),
+  minimumSoakTimeMinutes: z
+    .number()
+    .min(0)
+    .max(MAX_RULE_SECONDS / 60)
+    .default(0),
+  successStatuses: jobStatuses.min(1).default(['successful']),
+  maximumAgeHours: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_RULE_SECONDS / 3600)
+    .optional(),
 });
 
 export const DeploymentWindowRule = z
@@ -27,8 +38,8 @@ export const DeploymentWindowRule = z
       .number()
       .int()
       .min(1)
-      .max(60 * 24 * 366),
-    timezone: z.string().default('UTC'),
+      .max(MAX_RULE_SECONDS / 60),
+    timezone: z.string().max(100).default('UTC'),
     allowWindow: z.boolean().default(true),
   })
   .superRefine((rule, ctx) => {
@@ -59,27 +70,32 @@ export const VersionSelectorRule = z.strictObject({
   description: z.string().max(1000).optional(),
 });
 
-export const VersionCooldownRule = z.strictObject({ intervalSeconds: z.number().int().min(0) });
+const seconds = z.number().int().min(0).max(MAX_RULE_SECONDS);
+
+export const VersionCooldownRule = z.strictObject({ intervalSeconds: seconds });
 
 export const RetryRule = z.strictObject({
   maxRetries: z.number().int().min(0).max(100),
-  backoffSeconds: z.number().int().min(0).optional(),
+  backoffSeconds: seconds.optional(),
   backoffStrategy: z.enum(['linear', 'exponential']).default('linear'),
-  maxBackoffSeconds: z.number().int().min(0).optional(),
-  retryOnStatuses: z.array(jobStatus).optional(),
+  maxBackoffSeconds: seconds.optional(),
+  retryOnStatuses: jobStatuses.optional(),
 });
 
 export const GradualRolloutRule = z.strictObject({
   rolloutType: z.enum(['linear', 'linear-normalized']),
-  timeScaleInterval: z.number().int().min(0),
+  timeScaleInterval: seconds,
 });
 
 const HttpMetricProvider = z.strictObject({
   type: z.literal('http'),
-  url: z.url(),
+  url: z.url().max(2048),
   method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).default('GET'),
-  headers: z.record(z.string(), z.string()).optional(),
-  body: z.string().optional(),
+  headers: z
+    .record(z.string().max(200), z.string().max(8192))
+    .refine((headers) => Object.keys(headers).length <= 50, 'at most 50 headers')
+    .optional(),
+  body: z.string().max(65_536).optional(),
   timeoutSeconds: z.number().int().min(1).max(300).default(30),
 });
 
@@ -90,17 +106,17 @@ const SleepMetricProvider = z.strictObject({
 
 export const VerificationMetric = z.strictObject({
   name: z.string().min(1).max(200),
-  intervalSeconds: z.number().int().min(1),
-  count: z.number().int().min(1).max(1000),
+  intervalSeconds: seconds.min(1),
+  count: z.number().int().min(1).max(MAX_RULE_COUNT),
   provider: z.discriminatedUnion('type', [HttpMetricProvider, SleepMetricProvider]),
   successCondition: celExpression('measurement'),
   failureCondition: celExpression('measurement').optional(),
-  successThreshold: z.number().int().min(0).optional(),
-  failureThreshold: z.number().int().min(0).default(0),
+  successThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).optional(),
+  failureThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).default(0),
 });
 
 export const VerificationRule = z.strictObject({
-  metrics: z.array(VerificationMetric).min(1),
+  metrics: z.array(VerificationMetric).min(1).max(50),
   triggerOn: z.enum(['jobCreated', 'jobStarted', 'jobSuccess', 'jobFailure']).default('jobSuccess'),
 });
 

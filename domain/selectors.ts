@@ -1,4 +1,5 @@
 import { Environment } from '@marcbachmann/cel-js';
+import { checkCost, CostError } from './celCost';
 
 /**
  * CEL selectors: the one place expressions are checked, compiled and evaluated.
@@ -10,6 +11,9 @@ import { Environment } from '@marcbachmann/cel-js';
  *   record does not have) does not match.
  * - `matches()` is refused: its regular expressions run on a backtracking engine, so a hostile
  *   pattern could stall the process; `startsWith`, `endsWith` and `contains` cover selectors.
+ * - Evaluation is synchronous and cannot be interrupted, so its cost is bounded before it starts:
+ *   the parser limits the expression's size and depth, and domain/celCost.ts refuses one whose
+ *   worst-case cost or largest value (a `cel.bind` that doubles a string thirty times) is too big.
  */
 
 const METADATA = 'map<string, string>';
@@ -178,6 +182,13 @@ function compile(scope: SelectorScope, expression: string): Evaluate {
     throw new SelectorError({
       message: `the expression must evaluate to a bool, not ${String(checked.type)}`,
     });
+  }
+  try {
+    checkCost(parsed.ast);
+  } catch (error) {
+    if (!(error instanceof CostError)) throw error;
+    const { message, position } = error.problem;
+    throw new SelectorError({ message, position, ...locate(expression, position) });
   }
   const evaluate: Evaluate = (context) => parsed(context);
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);

@@ -1,13 +1,16 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
+import { ValidationError } from '../../domain/errors';
+import { jsonInputIssues } from '../../domain/jsonInput';
 import type { AppState } from '../route';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * JSON in, nothing else: a request that carries a body must say `application/json` (415
- * otherwise), and the body may not exceed the configured limit (413).
+ * otherwise), the body may not exceed the configured limit (413), and its values must be storable
+ * and bounded in depth and count (400, domain/jsonInput.ts).
  */
 export function jsonBody(limit: string): Middleware<AppState> {
   const requireJson: Middleware<AppState> = async (ctx, next) => {
@@ -29,7 +32,12 @@ export function jsonBody(limit: string): Middleware<AppState> {
       ctx.throw(400, `The request body is not valid JSON: ${error.message}`);
     },
   }) as unknown as Middleware<AppState>;
-  return compose([requireJson, parse]);
+  const inspect: Middleware<AppState> = async (ctx, next) => {
+    const issues = jsonInputIssues((ctx.request as { body?: unknown }).body);
+    if (issues.length > 0) throw new ValidationError('The request body is malformed', issues);
+    await next();
+  };
+  return compose([requireJson, parse, inspect]);
 }
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {

@@ -32,11 +32,24 @@ export const Timestamp = z.iso.datetime({ offset: true });
 
 export const WorkspaceParams = z.object({ workspaceId: IdSchema });
 
-/** `limit` 1–1000 (default given per list) and `offset` ≥ 0. */
+/**
+ * A whole number in a query string: decimal digits only, so `0x10`, `1e3` or `1.0` are refused
+ * rather than read as something the caller may not have meant.
+ */
+export function queryInteger(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,10}$/, 'must be a whole number written in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .openapi({ type: 'integer', minimum: min, maximum: max });
+}
+
+/** `limit` 1–1000 (default given per list) and `offset` 0–1,000,000 (deeper pages: narrow the filter). */
 export function pageQuery(defaultLimit = 50) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(1000).default(defaultLimit),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: queryInteger(1, 1000).default(defaultLimit).openapi({ default: defaultLimit }),
+    offset: queryInteger(0, 1_000_000).default(0).openapi({ default: 0 }),
   });
 }
 
@@ -47,12 +60,16 @@ export function pageOf<T extends z.ZodType>(item: T, name: string) {
       total: z.number().int(),
       limit: z.number().int(),
       offset: z.number().int(),
+      scanLimit: z.number().int().optional().openapi({
+        description:
+          'Present when a `cel` filter stopped reading after this many records: `total` counts the matches among them only; narrow the filter to reach later records',
+      }),
     })
     .openapi(name);
 }
 
 export function pageResponse<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
-  return { items: page.items.map(map), total: page.total, limit: page.limit, offset: page.offset };
+  return { ...page, items: page.items.map(map) };
 }
 
 export const iso = (date: Date): string => date.toISOString();

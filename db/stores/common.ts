@@ -42,9 +42,19 @@ export async function listPage<T extends object>(
   return { items, total, limit: page.limit, offset: page.offset };
 }
 
+/** Records a CEL-filtered list reads for one request, at most. */
+export const FILTER_SCAN_LIMIT = 10_000;
+/** Records read from the database at a time by a CEL-filtered list. */
+export const FILTER_BATCH = 500;
+
 /**
  * A page of the records matching a CEL filter. CEL runs in the application, so the filter reads the
- * workspace's records of that kind in order and pages the matches.
+ * records in order, `FILTER_BATCH` at a time (outside the identity map, so only the page's matches
+ * stay in memory), and counts the matches, up to `FILTER_SCAN_LIMIT` records: past that the page
+ * says `scanLimit` and its total counts the matches among the records read.
+ *
+ * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
+ * does not, so a key taken from the last record read could skip or repeat records.
  */
 export async function listFiltered<T extends object>(
   em: EntityManager,
@@ -55,14 +65,27 @@ export async function listFiltered<T extends object>(
   order: 'asc' | 'desc' = 'asc',
 ): Promise<Page<T>> {
   if (!matches) return listPage(em, schema, where, page, order);
-  const all = await em.find(schema, where, { orderBy: { createdAt: order, id: order } as never });
-  const matching = all.filter(matches);
-  return {
-    items: matching.slice(page.offset, page.offset + page.limit),
-    total: matching.length,
-    limit: page.limit,
-    offset: page.offset,
-  };
+  const items: T[] = [];
+  let total = 0;
+  let scanned = 0;
+  for (;;) {
+    const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
+    const batch = await em.find(schema, where, {
+      orderBy: { createdAt: order, id: order } as never,
+      limit: wanted,
+      offset: scanned,
+      disableIdentityMap: true,
+    });
+    scanned += batch.length;
+    for (const record of batch) {
+      if (!matches(record)) continue;
+      if (total >= page.offset && items.length < page.limit) items.push(record);
+      total++;
+    }
+    const result = { items, total, limit: page.limit, offset: page.offset };
+    if (batch.length < wanted) return result;
+    if (scanned >= FILTER_SCAN_LIMIT) return { ...result, scanLimit: FILTER_SCAN_LIMIT };
+  }
 }
 
 /** The fields of a partial update that were given. */

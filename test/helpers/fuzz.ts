@@ -1,0 +1,283 @@
+/**
+ * Malformed requests derived from our OpenAPI document: every case is wrong in at least one way the
+ * document itself says is wrong (a missing required field, a value of another type, a string over
+ * its maximum, an id that is not one, a number out of range), or in a way every JSON body is refused
+ * (NUL, unpaired surrogates, nesting, invalid JSON). The API must answer each with a 4xx problem.
+ */
+
+type Schema = Record<string, unknown> & {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+  enum?: unknown[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  allOf?: Schema[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  format?: string;
+  description?: string;
+};
+
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  schema: Schema;
+}
+
+interface Operation {
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+
+export interface FuzzCase {
+  label: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Path and query string, already encoded. */
+  path: string;
+  /** A JSON value to send, or raw text with `raw`. */
+  body?: unknown;
+  raw?: string;
+}
+
+/** Valid values for path parameters, by name: records the test created. */
+export type KnownIds = Record<string, string>;
+
+/** A CEL expression whose value doubles with each bind: 2^31 characters if it were evaluated. */
+export const CEL_BIND_BOMB = (() => {
+  let expression = 'v30.size() > 0';
+  for (let i = 30; i >= 1; i--) expression = `cel.bind(v${i}, v${i - 1} + v${i - 1}, ${expression})`;
+  return `cel.bind(v0, 'xx', ${expression})`;
+})();
+
+const CEL_CASES = [
+  'resource.(',
+  'resource.kind ==',
+  CEL_BIND_BOMB,
+  `${'('.repeat(600)}true${')'.repeat(600)}`,
+  '[1,2,3,4,5,6,7,8].map(a, [1,2,3,4,5,6,7,8].map(b, [1,2,3,4,5,6,7,8].map(c, [1,2,3,4,5,6,7,8].map(d, [1,2,3,4,5,6,7,8].map(e, [1,2,3,4,5,6,7,8].map(f, a+b+c+d+e+f)))))).size() > 0',
+  "resource.name.matches('(a+)+$')",
+];
+
+/** Wrong for any path parameter: NUL, percent-encoding that is not UTF-8, or not percent-encoding. */
+const BAD_TEXT = ['%00', '%ED%A0%80', '%E0%A4%A'];
+/** Wrong for an id: not a UUID. */
+const BAD_IDS = [...BAD_TEXT, 'not-an-id', '1', '..%2F..%2Fsecrets', "'%20OR%20'1'%3D'1", 'x'.repeat(1500)];
+
+function nested(depth: number): unknown {
+  let value: unknown = 'leaf';
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { n: value } : [value];
+  return value;
+}
+
+export class OpenApiFuzzer {
+  constructor(
+    private readonly document: {
+      paths: Record<string, Record<string, Operation>>;
+      components?: { schemas?: Record<string, Schema> };
+    },
+    private readonly known: KnownIds,
+  ) {}
+
+  cases(): FuzzCase[] {
+    const cases: FuzzCase[] = [];
+    for (const [template, operations] of Object.entries(this.document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+        cases.push(...this.operationCases(method as FuzzCase['method'], template, operation));
+      }
+    }
+    return cases;
+  }
+
+  private operationCases(method: FuzzCase['method'], template: string, operation: Operation): FuzzCase[] {
+    const params = operation.parameters ?? [];
+    const pathParams = params.filter((p) => p.in === 'path');
+    const queryParams = params.filter((p) => p.in === 'query');
+    const bodySchema = operation.requestBody?.content['application/json']?.schema;
+    const base = bodySchema ? this.example(bodySchema) : undefined;
+    const path = (overrides: Record<string, string> = {}) =>
+      template.replace(
+        /\{(\w+)\}/g,
+        (_, name: string) => overrides[name] ?? encodeURIComponent(this.idFor(name)),
+      );
+    const name = `${method.toUpperCase()} ${template}`;
+    const cases: FuzzCase[] = [];
+
+    for (const param of pathParams) {
+      const schema = this.resolve(param.schema);
+      const bad =
+        schema.format === 'uuid' ? BAD_IDS : [...BAD_TEXT, 'y'.repeat((schema.maxLength ?? 2000) + 1)];
+      for (const value of bad) {
+        cases.push({
+          label: `${name}: path ${param.name}=${value.slice(0, 20)}`,
+          method,
+          path: path({ [param.name]: value }),
+          body: base,
+        });
+      }
+    }
+
+    for (const param of queryParams) {
+      for (const value of this.badQueryValues(param)) {
+        cases.push({
+          label: `${name}: query ${param.name}=${value.slice(0, 30)}`,
+          method,
+          path: `${path()}?${value}`,
+          body: base,
+        });
+      }
+    }
+
+    if (bodySchema) {
+      for (const [label, body] of this.badBodies(this.resolve(bodySchema), base)) {
+        cases.push({ label: `${name}: body ${label}`, method, path: path(), body });
+      }
+      for (const raw of ['{', '{"name": }', "{'name': 'x'}", '[1,]', 'nul', '"\\ud800"']) {
+        cases.push({ label: `${name}: raw ${raw}`, method, path: path(), raw });
+      }
+    }
+    return cases;
+  }
+
+  private idFor(name: string): string {
+    return this.known[name] ?? '00000000-0000-7000-8000-00000000f022';
+  }
+
+  /** Encoded `name=value` pairs, each wrong for the parameter. */
+  private badQueryValues(param: Parameter): string[] {
+    const schema = this.resolve(param.schema);
+    const values = ['%00', '%ED%A0%80', '%E0%A4%A', 'z'.repeat(5000)];
+    if (param.name === 'cel') values.push(...CEL_CASES.map(encodeURIComponent));
+    const type = this.types(schema);
+    if (type.includes('integer') || type.includes('number')) {
+      values.push('abc', '-1', '1.5', '1e309', '99999999999999999999', 'NaN', '0x10');
+    } else if (schema.format === 'uuid') {
+      values.push('not-a-uuid', '1', encodeURIComponent("' OR 1=1 --"));
+    } else if (schema.enum) {
+      values.push('no-such-value');
+    }
+    const pairs = values.map((value) => `${param.name}=${value}`);
+    if (schema.enum || type.includes('integer')) pairs.push(`${param.name}=1&${param.name}=2`);
+    return pairs;
+  }
+
+  /** A body the document would accept, as far as types go: required fields with plausible values. */
+  private example(raw: Schema): unknown {
+    const schema = this.resolve(raw);
+    if (schema.oneOf?.[0]) return this.example(schema.oneOf[0]);
+    if (schema.anyOf?.[0]) return this.example(schema.anyOf[0]);
+    if (schema.allOf) return Object.assign({}, ...schema.allOf.map((s) => this.example(s) as object));
+    if (schema.enum) return schema.enum[0];
+    const type = this.types(schema)[0];
+    switch (type) {
+      case 'object': {
+        const value: Record<string, unknown> = {};
+        for (const key of schema.required ?? [])
+          value[key] = this.propertyExample(key, schema.properties?.[key] ?? {});
+        return value;
+      }
+      case 'array':
+        return schema.minItems && schema.items ? [this.example(schema.items)] : [];
+      case 'integer':
+      case 'number':
+        return schema.minimum ?? 1;
+      case 'boolean':
+        return true;
+      case 'string':
+        return schema.format === 'uuid' ? this.idFor('') : 'fuzz-value';
+      default:
+        return null;
+    }
+  }
+
+  private propertyExample(key: string, schema: Schema): unknown {
+    const resolved = this.resolve(schema);
+    if (resolved.format === 'uuid' && this.known[key]) return this.known[key];
+    return this.example(schema);
+  }
+
+  /** Each property made wrong, one at a time, plus whole-body defects. */
+  private *badBodies(schema: Schema, base: unknown): Generator<[string, unknown]> {
+    for (const value of [[], 'text', 42, null, true]) yield [`is ${JSON.stringify(value)}`, value];
+    const object = (base ?? {}) as Record<string, unknown>;
+    if (typeof base !== 'object' || base === null || Array.isArray(base)) return;
+    yield ['nested 200 levels in an extra field', { ...object, extra: nested(200) }];
+    yield ['with a NUL key', { ...object, ['a\u0000b']: 1 }];
+    yield ['over the body limit', { ...object, extra: 'b'.repeat(3_000_000) }];
+    const variant = schema.oneOf?.[0] ?? schema.anyOf?.[0] ?? schema;
+    const resolved = this.resolve(variant);
+    for (const key of resolved.required ?? []) {
+      const { [key]: _omitted, ...rest } = object;
+      yield [`without required ${key}`, rest];
+    }
+    for (const [key, property] of Object.entries(resolved.properties ?? {})) {
+      for (const [label, value] of this.badValues(key, this.resolve(property))) {
+        yield [`${key} ${label}`, { ...object, [key]: value }];
+      }
+    }
+  }
+
+  private *badValues(key: string, schema: Schema): Generator<[string, unknown]> {
+    const types = this.types(schema);
+    if (types.length === 0) {
+      yield ['nested 200 levels', nested(200)];
+      return;
+    }
+    const nullable = types.includes('null');
+    const wrong: unknown[] = [];
+    if (!types.includes('string')) wrong.push('text');
+    if (!types.includes('number') && !types.includes('integer')) wrong.push(7);
+    if (!types.includes('boolean')) wrong.push(false);
+    if (!types.includes('object')) wrong.push({ a: 1 });
+    if (!types.includes('array')) wrong.push([1]);
+    if (!nullable) wrong.push(null);
+    for (const value of wrong) yield [`as ${JSON.stringify(value)}`, value];
+
+    if (schema.enum) yield ['outside its enum', 'no-such-value'];
+    if (types.includes('string') && !schema.enum) {
+      yield ['with NUL', 'a\u0000b'];
+      yield ['with a lone surrogate', 'a\uD800b'];
+      if (schema.maxLength !== undefined) yield ['over its maximum length', 'x'.repeat(schema.maxLength + 1)];
+      if (schema.format === 'uuid') yield ['not a uuid', 'not-a-uuid'];
+      if (/selector|condition|cel/i.test(key) || /\bCEL\b/.test(schema.description ?? '')) {
+        for (const expression of CEL_CASES) yield [`as CEL ${expression.slice(0, 25)}`, expression];
+      }
+    }
+    if (types.includes('integer') || types.includes('number')) {
+      if (types.includes('integer')) yield ['as 1.5', 1.5];
+      if (schema.maximum !== undefined) yield ['over its maximum', schema.maximum + 1];
+      if (schema.minimum !== undefined) yield ['under its minimum', schema.minimum - 1];
+      yield ['as 1e308', 1e308];
+    }
+    if (types.includes('object')) {
+      yield ['nested 200 levels', { n: nested(200) }];
+      yield ['with a NUL key', { ['k\u0000']: 'v' }];
+    }
+    if (types.includes('array') && schema.maxItems !== undefined) {
+      yield [
+        'over its maximum items',
+        Array.from({ length: schema.maxItems + 1 }, () => this.example(schema.items ?? {})),
+      ];
+    }
+  }
+
+  private types(schema: Schema): string[] {
+    if (schema.type === undefined) return [];
+    return Array.isArray(schema.type) ? schema.type : [schema.type];
+  }
+
+  private resolve(schema: Schema): Schema {
+    if (!schema.$ref) return schema;
+    const name = schema.$ref.split('/').pop()!;
+    return this.resolve(this.document.components?.schemas?.[name] ?? {});
+  }
+}

@@ -1,0 +1,112 @@
+import type { Response } from 'supertest';
+import { OpenApiFuzzer, type FuzzCase, type KnownIds } from '../../helpers/fuzz';
+import { createOtherWorkspace } from '../../helpers/records';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+const ADMIN_TOKEN = 'operator-token-for-fuzzing-0123456789';
+
+/**
+ * Every malformed request the OpenAPI document implies, sent to a workspace that holds one record
+ * of each kind: no answer is a 5xx, every answer is a 4xx problem, and no table changed.
+ */
+describe('malformed requests derived from the OpenAPI document', () => {
+  let stack: TestStack;
+  let known: KnownIds;
+
+  async function create(path: string, body: object, method: 'post' | 'put' = 'post'): Promise<string> {
+    const res = await stack.http[method](`/v1/workspaces/${stack.workspaceId}${path}`)
+      .set(stack.auth)
+      .send(body);
+    if (res.status >= 300) throw new Error(`seeding ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.id as string;
+  }
+
+  /** Rows of every table, and a digest of each one but the API keys' (their use is recorded). */
+  async function snapshot(): Promise<Record<string, string>> {
+    const connection = stack.orm.em.fork().getConnection();
+    const tables = await connection.execute<{ table_name: string }[]>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`,
+    );
+    const state: Record<string, string> = {};
+    for (const { table_name: table } of tables) {
+      const digest =
+        table === 'api_key'
+          ? `count(*)::text`
+          : `count(*) || ' ' || md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))`;
+      const [row] = await connection.execute<{ state: string }[]>(
+        `SELECT ${digest} AS state FROM "${table}" t`,
+      );
+      state[table] = row!.state;
+    }
+    return state;
+  }
+
+  function send(fuzz: FuzzCase): Promise<Response> {
+    const isAdmin = fuzz.path.startsWith('/v1/admin/');
+    let request = stack.http[fuzz.method](fuzz.path).set(
+      isAdmin ? { Authorization: `Bearer ${ADMIN_TOKEN}` } : stack.auth,
+    );
+    if (fuzz.raw !== undefined) return request.set('Content-Type', 'application/json').send(fuzz.raw);
+    if (fuzz.body !== undefined)
+      request = request.set('Content-Type', 'application/json').send(JSON.stringify(fuzz.body));
+    return request;
+  }
+
+  beforeAll(async () => {
+    stack = await startTestStack({ worker: false, adminToken: ADMIN_TOKEN });
+    await createOtherWorkspace(stack);
+    const systemId = await create('/systems', { name: 'Fuzz system' });
+    const environmentId = await create('/environments', { name: 'fuzz-env', resourceSelector: 'true' });
+    const jobAgentId = '0190aaaa-0000-7000-8000-000000000001';
+    await create(`/job-agents/${jobAgentId}`, { name: 'fuzz-agent', type: 'http-pull' }, 'put');
+    const deploymentId = await create('/deployments', {
+      name: 'Fuzz deployment',
+      slug: 'fuzz-deployment',
+      jobAgents: [{ ref: jobAgentId }],
+    });
+    const resourceId = await create(
+      '/resources/identifier/fuzz-resource',
+      { name: 'fuzz', version: 'v1', kind: 'service' },
+      'put',
+    );
+    const deploymentVersionId = await create(`/deployments/${deploymentId}/versions`, {
+      tag: 'v1.0.0',
+      status: 'building',
+    });
+    const policyId = await create('/policies', { name: 'fuzz-policy' });
+    const variableId = '0190aaaa-0000-7000-8000-000000000002';
+    await create(`/deployments/${deploymentId}/variables/${variableId}`, { key: 'FUZZ' }, 'put');
+    known = {
+      workspaceId: stack.workspaceId,
+      systemId,
+      environmentId,
+      deploymentId,
+      deploymentVersionId,
+      resourceId,
+      jobAgentId,
+      policyId,
+      variableId,
+      identifier: 'fuzz-resource',
+      name: 'fuzz-env',
+    };
+  });
+  afterAll(() => stack.close());
+
+  it('answers at least 1,000 of them with 4xx problem+json and changes nothing', async () => {
+    const cases = new OpenApiFuzzer(stack.app.openapi as never, known).cases();
+    expect(cases.length).toBeGreaterThanOrEqual(1000);
+    const before = await snapshot();
+    const wrong: string[] = [];
+    for (const fuzz of cases) {
+      const res = await send(fuzz);
+      const problem = /^application\/problem\+json/.test(res.headers['content-type'] ?? '');
+      if (res.status < 400 || res.status >= 500 || !problem) {
+        wrong.push(`${fuzz.label} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+    const health = await stack.http.get('/healthz');
+    expect(health.status).toBe(200);
+  });
+});
