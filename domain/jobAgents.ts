@@ -11,6 +11,8 @@ import type { JobAgentType } from './jobAgentTypes';
 /** A secret, or the marker responses show in its place, which keeps the stored value on write. */
 const secret = z.union([z.string().min(1), z.strictObject({ sensitive: z.literal(true) })]);
 const positiveInt = z.coerce.number().int().positive();
+/** Templates rendered at each dispatch: bounded like any other stored text. */
+const template = z.string().min(1).max(65_536);
 
 /** Pull agents (SPEC "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
@@ -35,7 +37,7 @@ export const GithubAppConfig = z.strictObject({
 
 /** Argo CD (SPEC attribute table, "GitOps sync"). */
 export const ArgoCdConfig = z.strictObject({
-  template: z.string().min(1).optional(),
+  template: template.optional(),
   server_url: z.url().optional(),
   api_key: secret.optional(),
 });
@@ -43,7 +45,7 @@ export const ArgoCdConfig = z.strictObject({
 /** Terraform Cloud / Enterprise (SPEC attribute table, "infrastructure workspace"). */
 export const TfeConfig = z.strictObject({
   organization: z.string().min(1).optional(),
-  template: z.string().min(1).optional(),
+  template: template.optional(),
   address: z.url().optional().describe('default https://app.terraform.io'),
   token: secret.optional(),
 });

@@ -106,6 +106,15 @@ describe('evaluateGates', () => {
     });
   });
 
+  it('waits, instead of failing, on a cooldown saved before durations had a maximum', () => {
+    const rule = [{ versionCooldown: { intervalSeconds: 1e13 } }];
+    const deployed = { deployedVersionId: 'v0', deployedVersionCreatedAt: minutes(-20) };
+    expect(evaluateGates(facts(deployed, rule), NOW)).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: '+275760-09-13T00:00:00.000Z',
+    });
+  });
+
   it('spaces a gradual rollout by position', () => {
     const rule = [{ gradualRollout: { rolloutType: 'linear' as const, timeScaleInterval: 600 } }];
     expect(
@@ -209,6 +218,12 @@ describe('decideRetry', () => {
       decideRetry(exponential, [{ status: 'failure' }, { status: 'failure' }, { status: 'failure' }])
         .backoffMs,
     ).toBe(30_000);
+  });
+
+  it('never backs off longer than a year, however many retries double it', () => {
+    const exponential = retry({ maxRetries: 100, backoffSeconds: 86_400, backoffStrategy: 'exponential' });
+    const attempts = Array.from({ length: 90 }, () => ({ status: 'failure' as const }));
+    expect(decideRetry(exponential, attempts).backoffMs).toBe(366 * 86_400 * 1000);
   });
 
   it('counts only the statuses the rule names', () => {

@@ -1,4 +1,5 @@
 import { PolicyRuleInput, ruleKind } from '../../domain/policies';
+import { JOB_AGENT_CONFIG_SCHEMAS } from '../../domain/jobAgents';
 
 const parse = (rule: unknown) => PolicyRuleInput.safeParse(rule);
 const messages = (rule: unknown) => {
@@ -74,5 +75,59 @@ describe('policy rules', () => {
     expect(messages({ retry: { maxRetries: 1, retryOnStatuses: ['exploded'] } })[0]).toMatch(
       /retry\.retryOnStatuses\.0/,
     );
+  });
+
+  it('refuses durations over a year and counts over their maximum', () => {
+    const metric = {
+      name: 'health',
+      intervalSeconds: 60,
+      count: 3,
+      provider: { type: 'sleep', durationSeconds: 1 },
+      successCondition: 'true',
+    };
+    const cases: [unknown, RegExp][] = [
+      [{ versionCooldown: { intervalSeconds: 1e13 } }, /^versionCooldown\.intervalSeconds: Too big/],
+      [{ versionCooldown: { intervalSeconds: 366 * 86_400 + 1 } }, /^versionCooldown\.intervalSeconds/],
+      [{ retry: { maxRetries: 3, backoffSeconds: 1e13 } }, /^retry\.backoffSeconds/],
+      [{ retry: { maxRetries: 3, maxBackoffSeconds: 1e13 } }, /^retry\.maxBackoffSeconds/],
+      [
+        { gradualRollout: { rolloutType: 'linear', timeScaleInterval: 1e13 } },
+        /^gradualRollout\.timeScaleInterval/,
+      ],
+      [
+        { environmentProgression: { dependsOnEnvironmentSelector: 'true', minimumSoakTimeMinutes: 1e13 } },
+        /^environmentProgression\.minimumSoakTimeMinutes/,
+      ],
+      [
+        { environmentProgression: { dependsOnEnvironmentSelector: 'true', maximumAgeHours: 1e13 } },
+        /^environmentProgression\.maximumAgeHours/,
+      ],
+      [
+        { verification: { metrics: [{ ...metric, intervalSeconds: 1e13 }] } },
+        /^verification\.metrics\.0\.intervalSeconds/,
+      ],
+      [
+        { verification: { metrics: [{ ...metric, failureThreshold: 1e9 }] } },
+        /^verification\.metrics\.0\.failureThreshold/,
+      ],
+      [{ verification: { metrics: Array(51).fill(metric) } }, /^verification\.metrics/],
+    ];
+    for (const [rule, message] of cases) expect(messages(rule)[0]).toMatch(message);
+    expect(messages({ versionCooldown: { intervalSeconds: 366 * 86_400 } })).toEqual([]);
+  });
+});
+
+describe('job agent configuration', () => {
+  it('bounds ids, templates and durations', () => {
+    const issues = (type: keyof typeof JOB_AGENT_CONFIG_SCHEMAS, config: unknown) => {
+      const result = JOB_AGENT_CONFIG_SCHEMAS[type].safeParse(config);
+      return result.success ? [] : result.error.issues.map((i) => i.path.join('.'));
+    };
+    // zod's int() is a safe integer: an id survives the trip through a URL.
+    expect(issues('github-app', { installation_id: 1e300, app_id: 678 })).toEqual(['installation_id']);
+    expect(issues('argo-cd', { template: 'x'.repeat(65_537) })).toEqual(['template']);
+    expect(issues('http-pull', { leaseSeconds: 1e13 })).toEqual(['leaseSeconds']);
+    expect(issues('test-runner', { delaySeconds: 1e13 })).toEqual(['delaySeconds']);
+    expect(issues('github-app', { installation_id: 12345, app_id: 678 })).toEqual([]);
   });
 });
