@@ -1,5 +1,6 @@
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
+import { useEgressPolicy, type EgressPolicy } from './egress';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
@@ -7,10 +8,13 @@ import { createRolloutActivities } from './rollout';
 export interface ActivityDeps {
   orm: Database;
   secrets: SecretBox;
+  egress: EgressPolicy;
 }
 
 /** Every activity the worker registers, built from the dependencies they share. */
 export function createActivities(deps: ActivityDeps) {
+  // Every outbound request of the activities goes through activities/egress.ts, under this policy.
+  useEgressPolicy(deps.egress);
   return {
     ...createRolloutActivities(deps),
     ...createReleaseActivities(deps),

@@ -7,6 +7,7 @@ import { changeJobStatus } from '../db/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
+import { openProbeHeaders } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
@@ -15,6 +16,7 @@ import type { Metric, ReleaseProgress } from '../domain/releaseProgress';
 import { selectorMatches } from '../domain/selectors';
 import { dispatchers } from './agents';
 import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
+import { describeEgressFailure, egressRequest } from './egress';
 
 export interface ReleaseActivityDeps {
   orm: Database;
@@ -100,13 +102,14 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       const started = Date.now();
       let result: Record<string, unknown>;
       try {
-        const response = await fetch(provider.url, {
+        const response = await egressRequest(provider.url, {
           method: provider.method,
-          headers: provider.headers,
+          headers: openProbeHeaders(secrets, provider.headers),
           body: provider.body,
-          signal: AbortSignal.timeout(provider.timeoutSeconds * 1000),
+          timeoutMs: provider.timeoutSeconds * 1000,
+          maxBytes: HTTP_BODY_LIMIT,
         });
-        const text = (await response.text()).slice(0, HTTP_BODY_LIMIT);
+        const text = response.text.slice(0, HTTP_BODY_LIMIT);
         let json: unknown;
         try {
           json = JSON.parse(text);
@@ -127,7 +130,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
           body: '',
           json: null,
           durationMs: Date.now() - started,
-          error: String(error),
+          error: describeEgressFailure(error),
         };
       }
       const failed = metric.failureCondition

@@ -25,7 +25,7 @@ import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
 import { resourceRoutes } from './routes/resources';
-import { documentationRouter, healthRoutes, type ReadinessChecks } from './routes/system';
+import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
 import { variableRoutes } from './routes/variables';
 import { versionRoutes } from './routes/versions';
@@ -38,6 +38,11 @@ export interface AppDeps {
   readiness: ReadinessChecks;
   bodyLimit: string;
   adminToken?: string;
+  /**
+   * /metrics: `token` requires `Authorization: Bearer <token>`; `ownListener` serves it from
+   * `metricsApp` (on a port of its own) instead of from the API's app.
+   */
+  metrics?: { token?: string; ownListener?: boolean };
   version: string;
   transport: TransportPolicy;
   /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
@@ -48,6 +53,8 @@ export interface FlightdeckApp {
   app: Koa<AppState>;
   routes: readonly Route[];
   openapi: Record<string, unknown>;
+  /** Present with `metrics.ownListener`: an app that serves /metrics only. */
+  metricsApp?: Koa<AppState>;
 }
 
 export const apiRoutes: readonly Route[] = [
@@ -82,6 +89,7 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
             encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
             remoteAddress: ctx.req.socket.remoteAddress,
             forwardedProto: ctx.get('x-forwarded-proto') || undefined,
+            forwardedFor: ctx.get('x-forwarded-for') || undefined,
           },
           deps.transport,
         );
@@ -121,13 +129,31 @@ export function createApp(deps: AppDeps): FlightdeckApp {
 
   const root = new Router<AppState>();
   for (const route of routes.filter((r) => r.root)) mount(root, route, deps);
-  const docs = documentationRouter(openapi, metrics.registry);
+  const docs = documentationRouter(openapi);
+  const scrape = metricsRouter(metrics.registry, deps.metrics?.token);
   app.use(root.routes()).use(root.allowedMethods({ throw: true }));
   app.use(docs.routes()).use(docs.allowedMethods({ throw: true }));
+  if (!deps.metrics?.ownListener) app.use(scrape.routes()).use(scrape.allowedMethods({ throw: true }));
   for (const prefix of API_PREFIXES) {
     const router = new Router<AppState>({ prefix });
     for (const route of routes.filter((r) => !r.root)) mount(router, route, deps);
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }
-  return { app, routes, openapi };
+  return {
+    app,
+    routes,
+    openapi,
+    metricsApp: deps.metrics?.ownListener ? metricsOnly(deps, scrape) : undefined,
+  };
+}
+
+/** The app of the metrics listener: /metrics and nothing else, errors as problem+json. */
+function metricsOnly(deps: AppDeps, scrape: Router<AppState>): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.proxy = true;
+  app.silent = true;
+  app.use(requestContext(deps.logger.child({ listener: 'metrics' })));
+  app.use(problemMiddleware());
+  app.use(scrape.routes()).use(scrape.allowedMethods({ throw: true }));
+  return app;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { egressEntryProblem, type EgressPolicy } from '../activities/egress';
 import { z } from 'zod';
 import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
@@ -28,6 +29,15 @@ const commaList = () =>
         .filter(Boolean),
     );
 
+/** CIDRs, addresses and host patterns of the worker's egress policy (activities/egress.ts). */
+const egressList = () =>
+  commaList().superRefine((entries, ctx) => {
+    for (const entry of entries) {
+      const problem = egressEntryProblem(entry);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  });
+
 /** OTLP over HTTP: `host:4318` would parse as a URL with the scheme `host:`, so the scheme is checked. */
 const otlpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
@@ -43,6 +53,12 @@ const envSchema = z.object({
   FLIGHTDECK_ADMIN_TOKEN: optionalString.pipe(
     z.string().min(16, 'must be at least 16 characters').optional(),
   ),
+  FLIGHTDECK_METRICS_TOKEN: optionalString.pipe(
+    z.string().min(16, 'must be at least 16 characters').optional(),
+  ),
+  FLIGHTDECK_METRICS_PORT: optionalString.pipe(
+    z.coerce.number<string | undefined>().int().min(1).max(65535).optional(),
+  ),
   FLIGHTDECK_SECRET_KEY: optionalString.pipe(
     z.string().refine(isSecretKey, 'must be 32 bytes as base64 (openssl rand -base64 32) or hex').optional(),
   ),
@@ -50,6 +66,8 @@ const envSchema = z.object({
   FLIGHTDECK_TLS_KEY: optionalString,
   FLIGHTDECK_TRUSTED_PROXIES: commaList(),
   FLIGHTDECK_INSECURE_PULL: z.stringbool().default(false),
+  FLIGHTDECK_EGRESS_ALLOW: egressList(),
+  FLIGHTDECK_EGRESS_DENY: egressList(),
   FLIGHTDECK_FAULT_INJECTION: commaList()
     .pipe(z.array(z.enum(FAULTS, { error: `must name faults among ${FAULTS.join(', ')}` })))
     .transform((names): Faults => new Set(names)),
@@ -93,6 +111,11 @@ export interface Config {
     publicUrl?: string;
     bodyLimit: string;
     adminToken?: string;
+    /**
+     * /metrics: with `token`, only for `Authorization: Bearer <token>`; with `port`, served on a
+     * listener of its own on that port (same host) and not on the API's.
+     */
+    metrics: { token?: string; port?: number };
     /** Certificate and key files: when both are set, the API speaks HTTPS. */
     tls?: { certFile: string; keyFile: string };
     transport: TransportPolicy;
@@ -115,6 +138,8 @@ export interface Config {
     embeddedPort: number;
     embeddedUiPort: number;
   };
+  /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
+  egress: EgressPolicy;
   /** OpenTelemetry tracing: on when an OTLP endpoint is configured. */
   tracing: {
     /** Where spans are sent over OTLP/HTTP; unset: tracing is off. */
@@ -145,6 +170,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       message: 'set both FLIGHTDECK_TLS_CERT and FLIGHTDECK_TLS_KEY, or neither',
       path: ['FLIGHTDECK_TLS_CERT'],
     })
+    .refine(
+      (e) => e.FLIGHTDECK_METRICS_PORT === undefined || e.FLIGHTDECK_METRICS_PORT !== e.FLIGHTDECK_PORT,
+      {
+        message: 'must differ from FLIGHTDECK_PORT',
+        path: ['FLIGHTDECK_METRICS_PORT'],
+      },
+    )
     .safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
@@ -158,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: e.FLIGHTDECK_PUBLIC_URL,
       bodyLimit: e.FLIGHTDECK_BODY_LIMIT,
       adminToken: e.FLIGHTDECK_ADMIN_TOKEN,
+      metrics: { token: e.FLIGHTDECK_METRICS_TOKEN, port: e.FLIGHTDECK_METRICS_PORT },
       tls:
         e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
           ? { certFile: e.FLIGHTDECK_TLS_CERT, keyFile: e.FLIGHTDECK_TLS_KEY }
@@ -186,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddedPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_PORT,
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
     },
+    egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
     tracing: { tracesUrl: otlpTracesUrl(e), serviceName: e.OTEL_SERVICE_NAME },
   };
 }

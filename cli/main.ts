@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { createApiKeyCommand, createWorkspaceCommand, migrateCommand } from './commands/admin';
+import {
+  createApiKeyCommand,
+  createWorkspaceCommand,
+  listApiKeysCommand,
+  migrateCommand,
+  revokeApiKeyCommand,
+} from './commands/admin';
 import { runAgentCommand, type AgentRunOptions } from './commands/agent';
 import { applyCommand, type ApplyCommandOptions } from './commands/apply';
 import { apiCommand, workerCommand } from './commands/serve';
@@ -78,6 +84,27 @@ program
   .action(
     withConfig((config, options: { workspace: string; name: string; agent?: string }) =>
       createApiKeyCommand(config, options),
+    ),
+  );
+
+const apiKeys = program
+  .command('admin')
+  .description('Operator commands on the database')
+  .command('api-keys')
+  .description("A workspace's API keys");
+apiKeys
+  .command('list')
+  .description("List a workspace's API keys (prefix, job agent, created, last used, revoked); never the keys")
+  .requiredOption('--workspace <id>', 'workspace id')
+  .action(withConfig((config, options: { workspace: string }) => listApiKeysCommand(config, options)));
+apiKeys
+  .command('revoke')
+  .description('Revoke an API key: it stops authenticating at once')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .argument('<keyId>', 'the key id (from `admin api-keys list`)')
+  .action(
+    withConfig((config, keyId: string, options: { workspace: string }) =>
+      revokeApiKeyCommand(config, options, keyId),
     ),
   );
 

@@ -13,11 +13,16 @@ import { flightdeckVersion } from './version';
 
 export interface ApiService {
   url: string;
+  /** The metrics listener's URL, when FLIGHTDECK_METRICS_PORT gives /metrics one of its own. */
+  metricsUrl?: string;
   temporal: Client;
   close(): Promise<void>;
 }
 
-/** The HTTP API on its own Temporal connection (for readiness and workflow queries). */
+/**
+ * The HTTP API on its own Temporal connection (for readiness and workflow queries), and /metrics
+ * on a listener of its own when FLIGHTDECK_METRICS_PORT is set (same host, same TLS).
+ */
 export async function startApiService(options: {
   config: Config;
   orm: Database;
@@ -28,12 +33,13 @@ export async function startApiService(options: {
   const { config, orm, logger } = options;
   const connection = await Connection.connect({ address: options.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
-  const { app } = createApp({
+  const { app, metricsApp } = createApp({
     orm,
     secrets: options.secrets,
     logger: logger.child({ component: 'api' }),
     bodyLimit: config.api.bodyLimit,
     adminToken: config.api.adminToken,
+    metrics: { token: config.api.metrics.token, ownListener: config.api.metrics.port !== undefined },
     transport: config.api.transport,
     decorateStores: storesWithFaults(config.api.faults),
     version: flightdeckVersion(),
@@ -44,22 +50,29 @@ export async function startApiService(options: {
       },
     },
   });
-  let server: ApiServer;
+  let server: ApiServer | undefined;
+  let metricsServer: ApiServer | undefined;
   try {
     const tls = config.api.tls && {
       cert: fs.readFileSync(config.api.tls.certFile),
       key: fs.readFileSync(config.api.tls.keyFile),
     };
     server = await listen(app, config.api.host, config.api.port, tls);
+    if (metricsApp && config.api.metrics.port !== undefined) {
+      metricsServer = await listen(metricsApp, config.api.host, config.api.metrics.port, tls);
+    }
   } catch (error) {
+    await server?.close();
     await connection.close();
     throw error;
   }
+  const api = server;
   return {
-    url: config.api.publicUrl ?? server.url,
+    url: config.api.publicUrl ?? api.url,
+    metricsUrl: metricsServer?.url,
     temporal,
     close: async () => {
-      await server.close();
+      await Promise.all([api.close(), metricsServer?.close()]);
       await connection.close();
     },
   };
@@ -80,6 +93,7 @@ export function startWorkerService(options: {
   return startWorkerRuntime({
     orm: options.orm,
     secrets: options.secrets,
+    egress: config.egress,
     databaseUrl: options.databaseUrl,
     temporal: {
       address: options.temporalAddress,

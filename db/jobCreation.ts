@@ -330,7 +330,7 @@ export async function createJobs(
     `WITH moved AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS m(id uuid, reason text, resource_id uuid,
                       environment_id uuid, deployment_id uuid, latest_job_id uuid)),
           running AS (
-            UPDATE release r SET phase = 'running', phase_reason = moved.reason, redeploy_requested_at = NULL, updated_at = now()
+            UPDATE release r SET phase = 'running', phase_reason = moved.reason, redeploy_requested_at = NULL, redeploy_override_reason = NULL, updated_at = now()
               FROM moved WHERE r.id = moved.id)
      UPDATE release_target_state s SET latest_job_id = moved.latest_job_id, updated_at = now()
        FROM moved

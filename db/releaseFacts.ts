@@ -19,6 +19,11 @@ export interface LoadedRelease {
   workspaceId: string;
   phase: ReleasePhase;
   redeployRequested: boolean;
+  /**
+   * Whether that redeploy overrides the policies. Absent in histories recorded before overrides
+   * existed, when every redeploy did: read as true there, so they replay the same.
+   */
+  redeployOverridesPolicies?: boolean;
   /** The highest job attempt so far (0 before the first jobs). */
   lastAttempt: number;
   facts: ReleaseFacts;
@@ -33,6 +38,7 @@ interface ReleaseRow {
   version_id: string;
   phase: ReleasePhase;
   redeploy_requested_at: Date | null;
+  redeploy_override_reason: string | null;
   created_at: Date;
   version: VersionFacts;
   deployment: ReleaseFacts['deployment'];
@@ -71,7 +77,7 @@ export async function loadReleases(
   if (releaseIds.length === 0) return new Map();
   const rows = await em.execute<ReleaseRow[]>(
     `SELECT rl.id, rl.workspace_id, rl.deployment_id, rl.environment_id, rl.resource_id, rl.version_id, rl.phase,
-            rl.redeploy_requested_at, rl.created_at,
+            rl.redeploy_requested_at, rl.redeploy_override_reason, rl.created_at,
             ${VERSION_JSON('v')} AS version,
             json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
             json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
@@ -177,6 +183,7 @@ export async function loadReleases(
         workspaceId: row.workspace_id,
         phase: row.phase,
         redeployRequested: row.redeploy_requested_at !== null,
+        redeployOverridesPolicies: row.redeploy_override_reason !== null,
         lastAttempt: row.last_attempt,
         facts: {
           release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },

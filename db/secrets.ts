@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConflictError } from '../domain/errors';
 
 /**
  * Encryption at rest for sensitive values (variables, agent credentials): AES-256-GCM with a
@@ -36,12 +37,18 @@ export class SecretBox {
     return SecretBox.PREFIX + Buffer.concat([nonce, cipher.getAuthTag(), body]).toString('base64');
   }
 
+  /** The plaintext; a SealedValueError when the value is malformed or was sealed with another key. */
   open(sealed: string): string {
-    if (!SecretBox.isSealed(sealed)) throw new Error('not a sealed value');
+    if (!SecretBox.isSealed(sealed)) throw new SealedValueError('not a sealed value');
     const raw = Buffer.from(sealed.slice(SecretBox.PREFIX.length), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    if (raw.length < 28) throw new SealedValueError('a sealed value is truncated');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SealedValueError('a sealed value does not open with this server’s secret key');
+    }
   }
 
   /** Any JSON value, sealed. */
@@ -50,6 +57,24 @@ export class SecretBox {
   }
 
   openJson(sealed: string): unknown {
-    return JSON.parse(this.open(sealed));
+    const text = this.open(sealed);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new SealedValueError('a sealed value does not hold JSON');
+    }
+  }
+}
+
+/**
+ * A stored sealed value that cannot be opened: corrupted, or sealed under another secret key. A
+ * conflict, not a crash: the request that needed it changes nothing (a claim leaves its job queued).
+ */
+export class SealedValueError extends ConflictError {
+  constructor(reason: string) {
+    super(
+      `A stored secret cannot be opened (${reason}); check that every server shares one FLIGHTDECK_SECRET_KEY`,
+      'sealed_value_unreadable',
+    );
   }
 }

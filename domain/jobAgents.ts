@@ -65,6 +65,20 @@ export const JOB_AGENT_CONFIG_SCHEMAS = {
   'test-runner': TestRunnerConfig,
 } as const satisfies Record<JobAgentType, z.ZodType>;
 
+/**
+ * Where a push agent sends its requests and what it proves itself with: taken from the agent's own
+ * record only. The other merge sources (a version's `jobAgentConfig`, a deployment entry, resolved
+ * variables) are written by anyone who may deploy; if they could name the endpoint, the stored
+ * credentials would go to a host of their choosing.
+ */
+export const AGENT_OWNED_KEYS: Record<JobAgentType, readonly string[]> = {
+  'http-pull': [],
+  'github-app': ['base_url', 'app_id', 'installation_id', 'private_key', 'token', 'webhook_secret'],
+  'argo-cd': ['server_url', 'api_key'],
+  tfe: ['address', 'token'],
+  'test-runner': [],
+};
+
 /** The lease an `http-pull` agent asked for (phase V2), or null for a V1 agent without one. */
 export function leaseSecondsOf(config: Record<string, unknown>): number | null {
   if (typeof config.leaseSeconds === 'number') return config.leaseSeconds;

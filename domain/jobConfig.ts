@@ -1,8 +1,12 @@
+import { AGENT_OWNED_KEYS } from './jobAgents';
+import type { JobAgentType } from './jobAgentTypes';
+
 /**
  * Job configuration (SPEC "Job"): merged from four sources, highest priority first — the version's
  * `jobAgentConfig`, the deployment's agent configuration, the resolved variables, the release
  * context — over the job agent's own configuration. Objects merge key by key; anything else
- * (arrays included) is replaced by the higher source.
+ * (arrays included) is replaced by the higher source. The agent type's endpoint and credential keys
+ * (AGENT_OWNED_KEYS) are the agent's alone: no other source sets or removes them.
  */
 
 export type JsonObject = Record<string, unknown>;
@@ -30,6 +34,7 @@ export interface ReleaseContext {
 }
 
 export interface ConfigSources {
+  agentType: JobAgentType;
   agent: JsonObject;
   releaseContext: ReleaseContext;
   variables: JsonObject;
@@ -38,10 +43,15 @@ export interface ConfigSources {
 }
 
 export function mergeJobConfig(sources: ConfigSources): JsonObject {
-  return [
+  const merged = [
     sources.releaseContext as unknown as JsonObject,
     sources.variables,
     sources.deploymentEntry,
     sources.version,
   ].reduce(deepMerge, sources.agent);
+  for (const key of AGENT_OWNED_KEYS[sources.agentType]) {
+    if (key in sources.agent) merged[key] = sources.agent[key];
+    else delete merged[key];
+  }
+  return merged;
 }

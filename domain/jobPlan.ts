@@ -199,6 +199,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
     );
     const config = agent
       ? mergeJobConfig({
+          agentType: agent.type,
           agent: agent.config,
           releaseContext,
           variables: plainVariables,

@@ -1,4 +1,5 @@
 import type { FieldIssue } from './errors';
+import { SEALED_MARKER_KEY } from './sensitive';
 
 /**
  * What every JSON request body must be before any route reads it. The limits are far above what
@@ -10,6 +11,7 @@ import type { FieldIssue } from './errors';
  * - Strings: no NUL (PostgreSQL text and JSONB refuse it) and no lone UTF-16 surrogate (it cannot
  *   be stored as UTF-8 without silently becoming U+FFFD, so what we stored would differ from what
  *   was sent). The same holds for object keys.
+ * - The sealed-value marker key is reserved (see SEALED_MARKER_KEY).
  */
 export const JSON_INPUT_LIMITS = { maxDepth: 32, maxNodes: 100_000 } as const;
 
@@ -43,6 +45,10 @@ export function jsonInputIssues(body: unknown): FieldIssue[] {
       const keyProblem = textProblem(key);
       if (keyProblem) {
         issues.push({ path, message: `has a key that ${keyProblem}` });
+        return;
+      }
+      if (key === SEALED_MARKER_KEY) {
+        issues.push({ path, message: `uses the reserved key ${SEALED_MARKER_KEY}` });
         return;
       }
       visit(item, `${path}.${key}`, depth + 1);

@@ -91,8 +91,15 @@ const HttpMetricProvider = z.strictObject({
   type: z.literal('http'),
   url: z.url().max(2048),
   method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).default('GET'),
+  /**
+   * Often credentials: stored sealed, shown as `{"sensitive": true}`, which written back keeps the
+   * stored value (db/sensitiveValues.ts); opened only for the request itself.
+   */
   headers: z
-    .record(z.string().max(200), z.string().max(8192))
+    .record(
+      z.string().max(200),
+      z.union([z.string().max(8192), z.strictObject({ sensitive: z.literal(true) })]),
+    )
     .refine((headers) => Object.keys(headers).length <= 50, 'at most 50 headers')
     .optional(),
   body: z.string().max(65_536).optional(),

@@ -29,15 +29,31 @@ export interface ReleaseProgress {
   verifications: VerificationProgress[];
 }
 
-/** The facts a redeploy is decided on: it skips the policies, but still needs the version, the target and a free slot. */
-export function redeployFacts(facts: ReleaseFacts): ReleaseFacts {
+/**
+ * The facts a redeploy is decided on: the version already deployed and newer releases do not stop
+ * it, but its policies (approvals, windows, progression) still hold unless it overrides them with a
+ * recorded reason; it always needs the version, the target and a free slot.
+ */
+export function redeployFacts(facts: ReleaseFacts, overridesPolicies: boolean): ReleaseFacts {
   return {
     ...facts,
-    policies: [],
+    policies: overridesPolicies ? [] : facts.policies,
     newerReleases: [],
     deployedVersionId: null,
     deployedVersionCreatedAt: null,
   };
+}
+
+/**
+ * Whether a release workflow starts afresh (continue-as-new): past its own event limit, or when the
+ * server suggests it, which it does on history size in bytes too — a few large activity results can
+ * fill a history long before its event count does.
+ */
+export function historyIsFull(
+  info: { historyLength: number; continueAsNewSuggested: boolean },
+  eventLimit: number,
+): boolean {
+  return info.continueAsNewSuggested || info.historyLength > eventLimit;
 }
 
 /** Whether a new evaluation says something the recorded one does not (only then is it written). */

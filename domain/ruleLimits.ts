@@ -11,3 +11,11 @@
 export const MAX_RULE_SECONDS = 366 * 24 * 3600;
 /** The most measurements or thresholds a rule may ask for. */
 export const MAX_RULE_COUNT = 1000;
+
+/**
+ * A rule's duration as a workflow timer: a value stored before these maxima existed (or anything
+ * that is not a number) never reaches `sleep` beyond them, so no stored rule fails a workflow task.
+ */
+export function ruleTimerMs(seconds: number): number {
+  return Math.min(Math.max(Number(seconds) || 0, 0), MAX_RULE_SECONDS) * 1000;
+}

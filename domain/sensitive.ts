@@ -27,3 +27,10 @@ export function isRedactedMarker(value: unknown): boolean {
     (value as { sensitive?: unknown }).sensitive === true
   );
 }
+
+/**
+ * The key that marks a sealed value inside a stored job snapshot (`{"$sealed": "fd1:…"}`), which a
+ * claim opens wherever it finds it. Reserved: no request may send it, or a caller could plant a
+ * ciphertext (from a backup, or another workspace) and have a claim decrypt it for them.
+ */
+export const SEALED_MARKER_KEY = '$sealed';

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
+import { DEFAULT_EGRESS_POLICY, type EgressPolicy } from '../activities/egress';
 import { activityHeartbeats } from './activityHeartbeats';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
@@ -20,6 +21,8 @@ import {
 export interface WorkerRuntimeOptions {
   orm: Database;
   secrets: SecretBox;
+  /** Where activities may send requests on a caller's behalf; default: public addresses only. */
+  egress?: EgressPolicy;
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   /** How much memory the worker's workflow cache may take (see worker/tuning.ts). */
@@ -69,7 +72,11 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    activities: createActivities({ orm: options.orm, secrets: options.secrets }),
+    activities: createActivities({
+      orm: options.orm,
+      secrets: options.secrets,
+      egress: options.egress ?? DEFAULT_EGRESS_POLICY,
+    }),
     interceptors: {
       activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
       // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.

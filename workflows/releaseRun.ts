@@ -16,12 +16,14 @@ import {
   attemptOutcomes,
   MetricScore,
   nextIdleWait,
+  historyIsFull,
   redeployFacts,
   sameEvaluation,
   verificationResult,
   type Metric,
   type VerificationProgress,
 } from '../domain/releaseProgress';
+import { ruleTimerMs } from '../domain/ruleLimits';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
 import { HEARTBEAT_TIMEOUT, type ReleaseView } from './definitions';
 import { searchAttributes } from './searchAttributes';
@@ -143,7 +145,9 @@ export class ReleaseRun {
       this.view.phase = loaded.phase;
       if (isTerminalReleasePhase(loaded.phase)) return { phase: loaded.phase };
       if (loaded.phase === 'running') return 'running';
-      const facts = loaded.redeployRequested ? redeployFacts(loaded.facts) : loaded.facts;
+      const facts = loaded.redeployRequested
+        ? redeployFacts(loaded.facts, loaded.redeployOverridesPolicies ?? true)
+        : loaded.facts;
       const evaluation = evaluateGates(facts, new Date());
       if (!sameEvaluation(this.view.evaluation, evaluation))
         await steps.recordEvaluation(releaseId, evaluation);
@@ -261,7 +265,7 @@ export class ReleaseRun {
     for (;;) {
       let passed: boolean;
       if (metric.provider.type === 'sleep') {
-        await sleep(metric.provider.durationSeconds * 1000);
+        await sleep(ruleTimerMs(metric.provider.durationSeconds));
         passed = (await steps.recordSleepMeasurement(verificationId, metric.name)).passed;
       } else {
         try {
@@ -273,7 +277,7 @@ export class ReleaseRun {
       }
       const state = score.record(passed);
       if (state !== 'measuring') return { passed: state === 'passed' };
-      await sleep(metric.intervalSeconds * 1000);
+      await sleep(ruleTimerMs(metric.intervalSeconds));
     }
   }
 
@@ -300,7 +304,7 @@ export class ReleaseRun {
   }
 
   private historyFull(): boolean {
-    return workflowInfo().historyLength > (this.input.historyLimit ?? HISTORY_LIMIT);
+    return historyIsFull(workflowInfo(), this.input.historyLimit ?? HISTORY_LIMIT);
   }
 
   /** A fresh run with the same release: it reads where things stand and resumes from there. */

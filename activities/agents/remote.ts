@@ -1,3 +1,5 @@
+import { describeEgressFailure, egressRequest, EgressRefusedError } from '../egress';
+
 /**
  * Calls to a push agent's service (GitHub, Argo CD, Terraform Cloud), classified as the job needs
  * them: the remote's 4xx answers other than 408 and 429 are refusals that no retry will change (the
@@ -15,6 +17,7 @@ export class RemoteRefusal extends Error {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 const MESSAGE_LIMIT = 500;
+const ANSWER_LIMIT = 8 * 1024 * 1024;
 
 export interface RemoteRequest {
   method?: string;
@@ -26,7 +29,7 @@ export interface RemoteRequest {
 export async function remoteJson<T>(service: string, url: string, request: RemoteRequest = {}): Promise<T> {
   const method = request.method ?? 'GET';
   const what = `${service} ${method} ${new URL(url).pathname}`;
-  const response = await fetch(url, {
+  const response = await egressRequest(url, {
     method,
     headers: {
       accept: 'application/json',
@@ -34,11 +37,14 @@ export async function remoteJson<T>(service: string, url: string, request: Remot
       ...request.headers,
     },
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    maxBytes: ANSWER_LIMIT,
   }).catch((error: unknown) => {
-    throw new Error(`${what} failed: ${(error as Error).message}`);
+    // The policy's refusal is final: the agent's address will not change by retrying.
+    if (error instanceof EgressRefusedError) throw new RemoteRefusal(0, `${what} refused: ${error.message}`);
+    throw new Error(`${what} failed: ${describeEgressFailure(error)}`);
   });
-  const text = await response.text();
+  const text = response.text;
   if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
   const detail = remoteMessage(text);
   if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {

@@ -116,6 +116,14 @@ class TfeApi {
     }
   }
 
+  /** The workspace's latest run whose message holds `fragment`, if one is among its newest 100. */
+  async findRun(workspaceId: string, fragment: string): Promise<string | undefined> {
+    const runs = await this.call<{ data: Resource<{ message?: string }>[] }>(
+      `/workspaces/${encodeURIComponent(workspaceId)}/runs?page%5Bsize%5D=100`,
+    );
+    return runs.data.find((run) => run.attributes.message?.includes(fragment))?.id;
+  }
+
   async createRun(workspaceId: string, message: string): Promise<string> {
     const created = await this.call<{ data: Resource<unknown> }>('/runs', {
       method: 'POST',
@@ -199,6 +207,15 @@ export const tfeDispatcher: JobDispatcher = {
           const context = job.dispatchContext as {
             inputs?: { versionTag?: string; resourceIdentifier?: string };
           };
+          // A worker that died after creating the run and before recording it: the run is already
+          // there, named by the job id in its message; starting another would apply twice.
+          const earlier = await target.api.findRun(state.workspaceId!, `Flightdeck job ${job.id}:`);
+          if (earlier) {
+            return {
+              externalId: earlier,
+              message: `Terraform run ${earlier} in workspace ${state.workspace} (started by an earlier attempt)`,
+            };
+          }
           const runId = await target.api.createRun(
             state.workspaceId!,
             `Flightdeck job ${job.id}: ${context.inputs?.versionTag ?? ''} to ${context.inputs?.resourceIdentifier ?? ''}`,

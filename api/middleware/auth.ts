@@ -3,12 +3,16 @@ import { ForbiddenError, UnauthenticatedError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { AppContext, AuthKind } from '../route';
 
+/** The token of `Authorization: Bearer <token>`, if the request sends one. */
+function bearerToken(ctx: AppContext): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
+}
+
 /** The credential a request carries: `x-api-key`, or `Authorization: Bearer`. */
 export function presentedCredential(ctx: AppContext): string | undefined {
   const apiKey = ctx.get('x-api-key').trim();
   if (apiKey) return apiKey;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-  return match?.[1];
+  return bearerToken(ctx);
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -39,4 +43,12 @@ export async function authenticate(
   }
   if (!principal) throw new UnauthenticatedError('The credential is not valid');
   ctx.state.principal = principal;
+}
+
+/** `/metrics` behind `FLIGHTDECK_METRICS_TOKEN`: `Authorization: Bearer <token>`, else 401. */
+export function assertMetricsToken(ctx: AppContext, token: string): void {
+  const presented = bearerToken(ctx);
+  if (!presented || !sameSecret(presented, token)) {
+    throw new UnauthenticatedError('/metrics needs the metrics token, sent as Authorization: Bearer');
+  }
 }

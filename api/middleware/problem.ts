@@ -83,8 +83,8 @@ interface HttpLikeError {
 
 function toProblem(error: unknown): { problem: Problem; unexpected: boolean } {
   if (error instanceof FlightdeckError) {
-    const status =
-      STATUS_OF.get(error.constructor as abstract new (...args: never[]) => FlightdeckError) ?? 500;
+    // A subclass (a SealedValueError is a ConflictError) answers as the class it refines.
+    const status = [...STATUS_OF].find(([kind]) => error instanceof kind)?.[1] ?? 500;
     return { problem: problem(status, error.code, error.message, error.issues), unexpected: status >= 500 };
   }
   const http = (error ?? {}) as HttpLikeError;

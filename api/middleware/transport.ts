@@ -2,8 +2,9 @@ import { ForbiddenError } from '../../domain/errors';
 
 /**
  * SPEC "Authentication" 4: pull endpoints are served over TLS, because a claim can return secret
- * values. A plain-HTTP request is accepted only from the loopback interface, from a trusted proxy
- * that says the client used HTTPS, or when insecure pull is explicitly enabled.
+ * values. A plain-HTTP request is accepted only when insecure pull is explicitly enabled, from the
+ * loopback interface when no forwarding header says it came from further away (a local reverse
+ * proxy forwarding plain HTTP), or from a trusted proxy whose chain says the client used HTTPS.
  */
 export interface TransportPolicy {
   trustedProxies: readonly string[];
@@ -14,20 +15,42 @@ export interface RequestTransport {
   encrypted: boolean;
   remoteAddress: string | undefined;
   forwardedProto: string | undefined;
+  forwardedFor?: string | undefined;
 }
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 function normalize(address: string): string {
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
+  return address.trim().startsWith('::ffff:') ? address.trim().slice(7) : address.trim();
 }
 
+function elements(header: string | undefined): string[] {
+  return (header ?? '')
+    .split(',')
+    .map((element) => element.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Each proxy appends the address it received from to X-Forwarded-For and the scheme it received
+ * with to X-Forwarded-Proto, so the chain is read from the right: past every trusted proxy, the
+ * scheme recorded for the right-most untrusted hop is the one the client used. Elements further
+ * left were written by the client or untrusted hops and prove nothing.
+ */
 export function isSecureForPull(request: RequestTransport, policy: TransportPolicy): boolean {
   if (request.encrypted || policy.allowInsecurePull) return true;
-  const remote = request.remoteAddress ?? '';
-  if (LOOPBACK.test(remote)) return true;
-  const proxied = policy.trustedProxies.map(normalize).includes(normalize(remote));
-  return proxied && request.forwardedProto?.split(',')[0]?.trim().toLowerCase() === 'https';
+  const trusted = new Set(policy.trustedProxies.map(normalize));
+  const protos = elements(request.forwardedProto);
+  const hops = elements(request.forwardedFor);
+  const remote = normalize(request.remoteAddress ?? '');
+  if (!trusted.has(remote)) return LOOPBACK.test(remote) && protos.length === 0 && hops.length === 0;
+  let proto = protos.length - 1;
+  let hop = hops.length - 1;
+  while (proto > 0 && hop >= 0 && trusted.has(normalize(hops[hop]!))) {
+    proto--;
+    hop--;
+  }
+  return protos[proto]?.toLowerCase() === 'https';
 }
 
 export function assertSecureForPull(request: RequestTransport, policy: TransportPolicy): void {

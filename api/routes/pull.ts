@@ -88,14 +88,14 @@ export const pullRoutes = [
     pull: true,
     summary: "Extend a claim's lease to now + its length (phase V2)",
     description:
-      'Touches only the claim record. 404 when the job has no claim; 409 for a claim_id that is not the current one.',
+      'Touches only the claim record. 404 for an unknown job; 409 when the job holds no claim (requeued, expired, cancelled: the answer names its status) or the claim_id is not the current one.',
     tags,
     auth: 'apiKey',
     params: JobParams,
     body: ClaimIdBody,
     responses: {
       200: { description: 'The lease', schema: LeaseSchema },
-      409: { description: 'A stale claim_id' },
+      409: { description: 'The claim has ended or is not the current one' },
     },
     async handle(ctx, { params, body }) {
       const lease = await ctx.state.stores.pull.heartbeat(agentCaller(ctx), params.jobId, body.claim_id);

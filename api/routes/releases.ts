@@ -3,6 +3,7 @@ import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
 import {
   ApprovalBody,
   ApprovalSchema,
+  RedeployBody,
   ReleaseListQuery,
   ReleaseParams,
   ReleaseSchema,
@@ -124,18 +125,25 @@ export const releaseRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/releases/{releaseId}/redeploy',
-    summary: 'Run the release again: a new job, without its policies (the target must be free)',
+    summary: 'Run a release that ran again: a new job once its policies allow (the target must be free)',
+    description:
+      'The policies still hold, unless the request overrides them with a reason, which is recorded on the release (redeploys).',
     tags,
     auth: 'apiKey',
     params: ReleaseParams,
+    body: RedeployBody.optional(),
     responses: {
       202: { description: 'The release, pending its new job', schema: ReleaseSchema },
-      409: { description: 'The release is running' },
+      409: { description: 'The release is running, or has not run yet' },
     },
-    async handle(ctx, { params }) {
+    async handle(ctx, { params, body }) {
       return {
         status: 202,
-        body: toRelease(await ctx.state.stores.releases.redeploy(params.workspaceId, params.releaseId)),
+        body: toRelease(
+          await ctx.state.stores.releases.redeploy(params.workspaceId, params.releaseId, principalOf(ctx), {
+            overrideReason: body?.overridePolicies ? body.reason! : null,
+          }),
+        ),
       };
     },
   }),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import { assertMetricsToken } from '../middleware/auth';
 import { problem, PROBLEM_CONTENT_TYPE } from '../middleware/problem';
 import { route, type AppState } from '../route';
 import { z } from '../schemas/zod';
@@ -99,8 +100,8 @@ const DOCS_PAGE = `<!doctype html>
 
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true });\n`;
 
-/** /metrics, /openapi.json and the docs page, whose assets are served from the local package. */
-export function documentationRouter(openapi: Record<string, unknown>, metrics: Registry): Router<AppState> {
+/** /openapi.json and the docs page, whose assets are served from the local package. */
+export function documentationRouter(openapi: Record<string, unknown>): Router<AppState> {
   const router = new Router<AppState>();
   const assetDir = getAbsoluteFSPath();
   router.get('/openapi.json', (ctx) => {
@@ -126,7 +127,14 @@ export function documentationRouter(openapi: Record<string, unknown>, metrics: R
     ctx.set('Cache-Control', 'public, max-age=86400');
     ctx.body = fs.createReadStream(path.join(assetDir, ctx.params.asset!));
   });
+  return router;
+}
+
+/** /metrics (Prometheus), only for `Authorization: Bearer <token>` when a token is given. */
+export function metricsRouter(metrics: Registry, token: string | undefined): Router<AppState> {
+  const router = new Router<AppState>();
   router.get('/metrics', async (ctx) => {
+    if (token) assertMetricsToken(ctx, token);
     ctx.type = metrics.contentType;
     ctx.body = await metrics.metrics();
   });

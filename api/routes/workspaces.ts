@@ -1,9 +1,12 @@
 import { route } from '../route';
-import { pageOf, WorkspaceParams } from '../schemas/common';
+import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import {
+  ApiKeyParams,
+  ApiKeySummarySchema,
   CreateApiKeyBody,
   CreateWorkspaceBody,
   IssuedApiKeySchema,
+  toApiKeySummary,
   toIssuedApiKey,
   toWorkspace,
   WorkspaceSchema,
@@ -66,8 +69,36 @@ export const workspaceRoutes = [
       const issued = await ctx.state.stores.apiKeys.create({
         workspaceId: params.workspaceId,
         name: body.name,
+        jobAgentId: body.jobAgentId,
       });
       return { status: 201, body: toIssuedApiKey(issued.record, issued.key) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/admin/workspaces/{workspaceId}/api-keys',
+    summary: "List a workspace's API keys, revoked ones included (operator token); never the keys",
+    tags: ['Admin'],
+    auth: 'admin',
+    params: WorkspaceParams,
+    query: pageQuery(),
+    responses: { 200: { description: 'API keys', schema: pageOf(ApiKeySummarySchema, 'ApiKeyPage') } },
+    async handle(ctx, { params, query }) {
+      const page = await ctx.state.stores.apiKeys.list(params.workspaceId, query);
+      return { status: 200, body: pageResponse(page, toApiKeySummary) };
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/admin/workspaces/{workspaceId}/api-keys/{apiKeyId}',
+    summary: 'Revoke an API key (operator token): it stops authenticating at once; revoking again is a no-op',
+    tags: ['Admin'],
+    auth: 'admin',
+    params: ApiKeyParams,
+    responses: { 204: { description: 'Revoked' } },
+    async handle(ctx, { params }) {
+      await ctx.state.stores.apiKeys.revoke(params.workspaceId, params.apiKeyId);
+      return { status: 204 };
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import type { Job, JobVerification } from '../../db/entities';
-import { redactTree } from '../../db/sensitiveValues';
+import { redactMetricHeaders, redactTree } from '../../db/sensitiveValues';
 import { JOB_STATUSES, normalizeJobStatus } from '../../domain/jobStatus';
 import { releaseTargetKey } from '../../domain/releaseTargets';
 import { iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
@@ -123,7 +123,7 @@ export function toVerification(verification: JobVerification): z.infer<typeof Ve
     jobId: verification.jobId,
     status: verification.status,
     trigger: verification.trigger,
-    metrics: verification.metrics,
+    metrics: redactMetricHeaders(verification.metrics),
     measurements: verification.measurements as unknown as Record<string, unknown>[],
     message: verification.message ?? null,
     createdAt: iso(verification.createdAt),

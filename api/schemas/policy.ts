@@ -1,4 +1,5 @@
 import type { Policy } from '../../db/entities';
+import { redactProbeHeaders } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { PolicyRuleInput } from '../../domain/policies';
 import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
@@ -53,7 +54,7 @@ export function toPolicy(policy: Policy): z.infer<typeof PolicySchema> {
     priority: policy.priority,
     enabled: policy.enabled,
     metadata: policy.metadata,
-    rules: policy.rules,
+    rules: redactProbeHeaders(policy.rules),
     createdAt: iso(policy.createdAt),
     updatedAt: iso(policy.updatedAt),
   };

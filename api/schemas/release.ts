@@ -42,8 +42,33 @@ export const ReleaseSchema = z
       .openapi({ description: 'Where the release is in its life (not a status of the spec)' }),
     phaseReason: z.string().nullable(),
     evaluation: EvaluationSchema.nullable(),
+    redeploys: z
+      .array(
+        z.object({
+          at: Timestamp,
+          by: z.string(),
+          overrideReason: z
+            .string()
+            .nullable()
+            .openapi({ description: 'Set when the redeploy overrode the policies' }),
+        }),
+      )
+      .openapi({ description: 'Every redeploy of the release, oldest first' }),
   })
   .openapi('Release');
+
+export const RedeployBody = z
+  .strictObject({
+    overridePolicies: z.boolean().optional().openapi({
+      description: 'Start the new job without approvals, windows or progression; needs a reason',
+    }),
+    reason: z.string().trim().min(1).max(2000).optional(),
+  })
+  .refine((body) => !body.overridePolicies || body.reason !== undefined, {
+    path: ['reason'],
+    message: 'overriding the policies needs a reason, which is recorded on the release',
+  })
+  .openapi('RedeployInput');
 
 export const ReleaseListQuery = pageQuery().extend({
   deploymentId: z.uuid().optional(),
@@ -92,6 +117,7 @@ export function toRelease(release: Release): z.infer<typeof ReleaseSchema> {
     phase: release.phase,
     phaseReason: release.phaseReason ?? null,
     evaluation: release.evaluation ?? null,
+    redeploys: release.redeploys ?? [],
   };
 }
 

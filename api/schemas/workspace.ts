@@ -1,5 +1,6 @@
 import type { ApiKey, Workspace } from '../../db/entities';
-import { iso, Timestamp } from './common';
+import type { ApiKeySummary } from '../../db/stores/apiKeys';
+import { iso, isoOrNull, Timestamp, WorkspaceParams } from './common';
 import { z } from './zod';
 
 export const WorkspaceSchema = z
@@ -39,6 +40,24 @@ export const IssuedApiKeySchema = z
   })
   .openapi('IssuedApiKey');
 
+export const ApiKeyParams = WorkspaceParams.extend({ apiKeyId: z.uuid() });
+
+/** A key as listed: never the key or its hash. */
+export const ApiKeySummarySchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: "The key's first characters, to tell keys apart" }),
+    jobAgentId: z.uuid().nullable(),
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp.nullable().openapi({
+      description: 'When the key last authenticated a request (to the minute); null if never',
+    }),
+    revokedAt: Timestamp.nullable(),
+  })
+  .openapi('ApiKey');
+
 export function toWorkspace(workspace: Workspace): z.infer<typeof WorkspaceSchema> {
   return {
     id: workspace.id,
@@ -48,14 +67,21 @@ export function toWorkspace(workspace: Workspace): z.infer<typeof WorkspaceSchem
   };
 }
 
-export function toIssuedApiKey(record: ApiKey, key: string): z.infer<typeof IssuedApiKeySchema> {
+export function toApiKeySummary(record: ApiKeySummary): z.infer<typeof ApiKeySummarySchema> {
   return {
     id: record.id,
     workspaceId: record.workspaceId,
     name: record.name,
     prefix: record.keyPrefix,
     jobAgentId: record.jobAgentId ?? null,
-    key,
     createdAt: iso(record.createdAt),
+    lastUsedAt: isoOrNull(record.lastUsedAt),
+    revokedAt: isoOrNull(record.revokedAt),
   };
+}
+
+/** A key just issued: what a summary shows of it, and the key itself, this once. */
+export function toIssuedApiKey(record: ApiKey, key: string): z.infer<typeof IssuedApiKeySchema> {
+  const { lastUsedAt: _lastUsed, revokedAt: _revoked, ...shown } = toApiKeySummary(record);
+  return { ...shown, key };
 }

@@ -49,6 +49,8 @@ interface Running {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const OUTPUT_TAIL = 2000;
+const FINAL_REPORT_BACKOFF_MS = 500;
+const FINAL_REPORT_MAX_WAIT_MS = 30_000;
 
 /** Variables as environment variables: names made valid, values as text (JSON for non-strings). */
 export function variablesAsEnvironment(variables: Record<string, unknown> = {}): Record<string, string> {
@@ -211,15 +213,46 @@ export class PullAgent {
     return running;
   }
 
+  /** One status report: the server's answer, or the reason the request failed. */
+  private sendStatus(running: Running, status: string, message: string): Promise<number | string> {
+    return this.client
+      .request('PUT', `${this.base}/jobs/${running.job.id}/status`, {
+        status,
+        message,
+        claim_id: running.job.claim_id,
+      })
+      .then(
+        (res) => res.status,
+        (error: unknown) => (error as Error).message,
+      );
+  }
+
   private async report(running: Running, status: string, message: string): Promise<void> {
     if (running.abandoned) return;
-    const res = await this.client.request('PUT', `${this.base}/jobs/${running.job.id}/status`, {
-      status,
-      message,
-      claim_id: running.job.claim_id,
-    });
-    if (res.status >= 300)
-      this.options.log(`job ${running.job.id}: the ${status} report answered ${res.status}`);
+    const answer = await this.sendStatus(running, status, message);
+    if (typeof answer === 'string') throw new Error(answer);
+    if (answer >= 300) this.options.log(`job ${running.job.id}: the ${status} report answered ${answer}`);
+  }
+
+  /**
+   * The job's result is what the release waits for: it is sent until the server takes it or refuses
+   * it for good (a 4xx other than 408 and 429), with backoff, unless the job is given up meanwhile
+   * (its claim lost, or the agent gave it back on stop).
+   */
+  private async reportFinal(running: Running, status: string, message: string): Promise<void> {
+    for (let attempt = 0; !running.abandoned; attempt++) {
+      const answer = await this.sendStatus(running, status, message);
+      if (typeof answer === 'number' && answer < 300) return;
+      if (typeof answer === 'number' && answer < 500 && answer !== 408 && answer !== 429) {
+        this.options.log(`job ${running.job.id}: the ${status} report was refused (${answer})`);
+        return;
+      }
+      const wait = Math.min(FINAL_REPORT_BACKOFF_MS * 2 ** attempt, FINAL_REPORT_MAX_WAIT_MS);
+      this.options.log(
+        `job ${running.job.id}: the ${status} report failed (${answer}); again in ${(wait / 1000).toFixed(1)} s`,
+      );
+      await sleep(wait * (0.8 + Math.random() * 0.4));
+    }
   }
 
   private async execute(running: Running): Promise<void> {
@@ -234,7 +267,7 @@ export class PullAgent {
       this.options.exec ??
       (typeof job.jobAgentConfig.script === 'string' ? job.jobAgentConfig.script : undefined);
     if (!command) {
-      await this.report(
+      await this.reportFinal(
         running,
         'failure',
         'no command: run the agent with --exec, or set `script` in the job configuration',
@@ -280,16 +313,22 @@ export class PullAgent {
       });
       child.on('close', (code, signal) => resolve({ code, signal }));
     });
-    heartbeat?.stop();
+    // The context holds the job's secrets: it goes with the command that needed it.
+    fs.rmSync(contextFile, { force: true });
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    if (running.abandoned) return;
-    if (exit.code === 0) {
-      log(`job ${job.id} successful in ${seconds} s`);
-      await this.report(running, 'successful', 'exit code 0');
-    } else {
-      const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-      log(`job ${job.id} failed (${how}) in ${seconds} s`);
-      await this.report(running, 'failure', `${how}${tail.trim() ? `\n${tail.trim()}` : ''}`);
+    // The lease is kept alive until the result is in: a report that needs retries must not lose it.
+    try {
+      if (running.abandoned) return;
+      if (exit.code === 0) {
+        log(`job ${job.id} successful in ${seconds} s`);
+        await this.reportFinal(running, 'successful', 'exit code 0');
+      } else {
+        const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+        log(`job ${job.id} failed (${how}) in ${seconds} s`);
+        await this.reportFinal(running, 'failure', `${how}${tail.trim() ? `\n${tail.trim()}` : ''}`);
+      }
+    } finally {
+      heartbeat?.stop();
     }
   }
 

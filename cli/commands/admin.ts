@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { migrate, openDatabase, type Database } from '../../db/database';
-import { ApiKeyStore } from '../../db/stores/apiKeys';
+import { ApiKeyStore, type ApiKeySummary } from '../../db/stores/apiKeys';
 import { WorkspaceStore } from '../../db/stores/workspaces';
 import type { Config } from '../config';
 import { readRuntimeState } from '../state';
@@ -61,4 +61,68 @@ export async function createApiKeyCommand(
     `API key created for workspace ${issued.record.workspaceId}${scope} (shown once; store it now):\n`,
   );
   process.stdout.write(`${issued.key}\n`);
+}
+
+const when = (date: Date | null | undefined) => (date ? date.toISOString() : '-');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are checked here, so a typo reads as such rather than as PostgreSQL's uuid syntax error. */
+function assertUuid(value: string, what: string): void {
+  if (!UUID.test(value)) throw new Error(`${what} must be a UUID, not "${value}"`);
+}
+
+/** Every key of the workspace, revoked ones included; never a key or its hash (only its prefix). */
+export async function listApiKeysCommand(config: Config, options: { workspace: string }): Promise<void> {
+  assertUuid(options.workspace, '--workspace');
+  const keys = await withDatabase(config, async (orm) => {
+    const store = new ApiKeyStore(orm.em.fork() as EntityManager);
+    const all: ApiKeySummary[] = [];
+    for (let offset = 0; ; offset += 1000) {
+      const page = await store.list(options.workspace, { limit: 1000, offset });
+      all.push(...page.items);
+      if (page.items.length === 0 || all.length >= page.total) return all;
+    }
+  });
+  if (keys.length === 0) {
+    process.stdout.write(`No API keys in workspace ${options.workspace}.\n`);
+    return;
+  }
+  const rows = [
+    ['ID', 'NAME', 'PREFIX', 'JOB AGENT', 'CREATED', 'LAST USED', 'REVOKED'],
+    ...keys.map((key) => [
+      key.id,
+      key.name,
+      key.keyPrefix,
+      key.jobAgentId ?? '-',
+      when(key.createdAt),
+      when(key.lastUsedAt),
+      when(key.revokedAt),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) {
+    process.stdout.write(
+      `${row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
+  }
+}
+
+/** Revokes a key of the workspace; it stops authenticating at once. Revoking it again changes nothing. */
+export async function revokeApiKeyCommand(
+  config: Config,
+  options: { workspace: string },
+  keyId: string,
+): Promise<void> {
+  assertUuid(options.workspace, '--workspace');
+  assertUuid(keyId, 'the key id');
+  const revoked = await withDatabase(config, (orm) =>
+    new ApiKeyStore(orm.em.fork() as EntityManager).revoke(options.workspace, keyId),
+  );
+  process.stdout.write(
+    `API key ${revoked.id} (${revoked.name}, ${revoked.keyPrefix}…) revoked at ${when(revoked.revokedAt)}\n`,
+  );
 }

@@ -35,7 +35,7 @@ export async function apiCommand(config: Config): Promise<void> {
   const tracing = startTracing(config, 'flightdeck-api');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
   const api = await startApiService({ config, orm, secrets, temporalAddress, logger });
-  logger.info({ url: api.url }, 'API listening');
+  logger.info({ url: api.url, metricsUrl: api.metricsUrl }, 'API listening');
   const signal = await untilSignal();
   logger.info({ signal }, 'stopping API');
   await api.close();

@@ -91,6 +91,7 @@ export async function startCommand(config: Config): Promise<void> {
     say('');
     say(`Flightdeck is running (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
     say(`  API:           ${api.url}/v1   (docs: ${api.url}/docs)`);
+    if (api.metricsUrl) say(`  Metrics:       ${api.metricsUrl}/metrics`);
     say(`  Temporal UI:   ${temporalUiUrl ?? 'not known; set TEMPORAL_UI_URL'}`);
     say(`  Workspace id:  ${workspace.workspaceId}`);
     say(

@@ -15,6 +15,8 @@ export const ApiKeySchema = defineEntity({
     jobAgentId: p.uuid().nullable(),
     ...createdAt(),
     revokedAt: p.datetime().nullable(),
+    /** When the key last authenticated a request, to the minute (ApiKeyStore.authenticate). */
+    lastUsedAt: p.datetime().nullable(),
   }),
 });
 export type ApiKey = InferEntity<typeof ApiKeySchema>;

@@ -17,10 +17,20 @@ export const ReleaseSchema = defineEntity({
     phaseReason: p.text().nullable(),
     /** The last gate evaluation, so a waiting release can say why. */
     evaluation: p.json<GateEvaluation>().nullable(),
-    /** Set by a redeploy: the next jobs start without gates (but never on a busy target). */
+    /** Set by a redeploy: the next jobs start again (never on a busy target). */
     redeployRequestedAt: p.datetime().nullable(),
+    /** Set by a redeploy that overrides the policies: why. The next jobs start without gates. */
+    redeployOverrideReason: p.text().nullable(),
+    /** Every redeploy asked for: when, by whom, and the override's reason if it had one. */
+    redeploys: p.json<RedeployRecord[]>(),
     ...timestamps(),
     completedAt: p.datetime().nullable(),
   }),
 });
 export type Release = InferEntity<typeof ReleaseSchema>;
+
+export interface RedeployRecord {
+  at: string;
+  by: string;
+  overrideReason: string | null;
+}

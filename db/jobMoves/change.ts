@@ -29,21 +29,23 @@ export interface JobScope {
 }
 
 /**
- * Checks a claim id against the job's claim record: under the agent's `enforceClaimId`, a write
- * must carry the current claim id (409 otherwise). Returns the claim record, if there is one.
+ * Checks a claim id against the job's claim record: a write that carries a claim id must carry the
+ * current one, and under the agent's `enforceClaimId` every write must carry it (409 otherwise). A
+ * claim id given for a job whose claim has ended (requeued, expired, cancelled) is stale too.
+ * Returns the claim record, if there is one.
  */
 export async function fenceClaim(
   em: EntityManager,
   jobId: string,
   claimId: string | undefined,
-  always = false,
 ): Promise<{ claim_id: string } | undefined> {
   const [claim] = await em.execute<{ claim_id: string; enforce: boolean }[]>(
     `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
        FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
     [jobId],
   );
-  if (claim && (claim.enforce || (always && claimId !== undefined)) && claimId !== claim.claim_id) {
+  const stale = claimId !== undefined ? claimId !== claim?.claim_id : claim?.enforce === true;
+  if (stale) {
     throw new ConflictError(
       claimId
         ? `claim ${claimId} is not the job's current claim`

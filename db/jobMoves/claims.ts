@@ -122,16 +122,21 @@ export async function readClaim(
  * a thousand leases expiring together would otherwise wake a thousand releases for nothing.
  */
 export async function expireClaim(em: EntityManager, jobId: string, claimId: string): Promise<boolean> {
-  const [row] = await em.execute<{ expired: number }[]>(
-    `WITH gone AS (
-       DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
-     ), requeued AS (
-       UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
-              message = 'the lease expired without a heartbeat; back in the queue'
-        WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
-     )
-     SELECT count(*)::int AS expired FROM gone`,
-    [jobId, claimId],
-  );
-  return (row?.expired ?? 0) > 0;
+  return em.transactional(async (tx) => {
+    // Job row first, then its claim: the order every status move takes (changeJobStatus, cancel),
+    // so an expiry racing an agent's report waits for it instead of deadlocking with it.
+    await tx.execute('SELECT id FROM job WHERE id = ? FOR UPDATE', [jobId]);
+    const [row] = await tx.execute<{ expired: number }[]>(
+      `WITH gone AS (
+         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
+       ), requeued AS (
+         UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
+                message = 'the lease expired without a heartbeat; back in the queue'
+          WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
+       )
+       SELECT count(*)::int AS expired FROM gone`,
+      [jobId, claimId],
+    );
+    return (row?.expired ?? 0) > 0;
+  });
 }

@@ -4,6 +4,8 @@ import { Migration0003Releases } from './Migration0003Releases';
 import { Migration0004PullAgents } from './Migration0004PullAgents';
 import { Migration0005TraceContext } from './Migration0005TraceContext';
 import { Migration0006CoalescedRollouts } from './Migration0006CoalescedRollouts';
+import { Migration0007ApiKeyLastUsed } from './Migration0007ApiKeyLastUsed';
+import { Migration0008RedeployOverrides } from './Migration0008RedeployOverrides';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -13,4 +15,6 @@ export const migrations = [
   { name: 'Migration0004PullAgents', class: Migration0004PullAgents },
   { name: 'Migration0005TraceContext', class: Migration0005TraceContext },
   { name: 'Migration0006CoalescedRollouts', class: Migration0006CoalescedRollouts },
+  { name: 'Migration0007ApiKeyLastUsed', class: Migration0007ApiKeyLastUsed },
+  { name: 'Migration0008RedeployOverrides', class: Migration0008RedeployOverrides },
 ];

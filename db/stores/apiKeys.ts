@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, JobAgentSchema, WorkspaceSchema, type ApiKey } from '../entities';
 import { NotFoundError } from '../../domain/errors';
+import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { newId } from '../ids';
+import { listPage } from './common';
 
 const KEY_PREFIX = 'fdk_';
 
@@ -16,6 +18,16 @@ export interface IssuedApiKey {
   /** The secret itself: returned once, never stored. */
   key: string;
 }
+
+/** What may be shown of a key after it was issued: never its hash, never the key. */
+export type ApiKeySummary = Omit<ApiKey, 'keyHash'>;
+
+function summary({ keyHash: _hash, ...shown }: ApiKey): ApiKeySummary {
+  return shown;
+}
+
+/** Last use is recorded at most this often per key, so a busy key does not write on every request. */
+const LAST_USED_RESOLUTION = "interval '60 seconds'";
 
 export class ApiKeyStore {
   constructor(private readonly em: EntityManager) {}
@@ -41,22 +53,71 @@ export class ApiKeyStore {
       keyHash: hashApiKey(key),
       jobAgentId: input.jobAgentId ?? null,
       revokedAt: null,
+      lastUsedAt: null,
     });
     await this.em.flush();
     return { record, key };
   }
 
-  /** Runs on every request: one indexed lookup, without entity hydration. */
+  /** The workspace's keys, revoked ones included, oldest first. */
+  async list(workspaceId: string, page: PageRequest): Promise<Page<ApiKeySummary>> {
+    await this.assertWorkspace(workspaceId);
+    const found = await listPage(this.em, ApiKeySchema, { workspaceId }, page);
+    return { ...found, items: found.items.map(summary) };
+  }
+
+  /**
+   * Revokes a key of the workspace: it stops authenticating at once (`authenticate` reads
+   * `revoked_at` on every request). Revoking a revoked key keeps its first `revokedAt`.
+   */
+  async revoke(workspaceId: string, id: string): Promise<ApiKeySummary> {
+    const record = await this.em.findOne(ApiKeySchema, { id, workspaceId });
+    if (!record) throw new NotFoundError('API key', id);
+    if (!record.revokedAt) {
+      record.revokedAt = new Date();
+      await this.em.flush();
+    }
+    return summary(record);
+  }
+
+  /**
+   * Runs on every request: one indexed lookup, without entity hydration. The key's last use is
+   * written only when the one recorded is older than a minute, by a second, conditional statement.
+   */
   async authenticate(key: string): Promise<Principal | undefined> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return undefined;
     const [row] = await this.em
       .getConnection()
-      .execute<{ id: string; workspace_id: string; job_agent_id: string | null }[]>(
-        'SELECT id, workspace_id, job_agent_id FROM api_key WHERE key_hash = ? AND revoked_at IS NULL',
+      .execute<{ id: string; workspace_id: string; job_agent_id: string | null; stale: boolean }[]>(
+        `SELECT id, workspace_id, job_agent_id,
+                (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale
+           FROM api_key WHERE key_hash = ? AND revoked_at IS NULL`,
         [hashApiKey(key)],
       );
-    return row
-      ? { kind: 'apiKey', workspaceId: row.workspace_id, apiKeyId: row.id, jobAgentId: row.job_agent_id }
-      : undefined;
+    if (!row) return undefined;
+    if (row.stale) await this.recordUse(row.id);
+    return { kind: 'apiKey', workspaceId: row.workspace_id, apiKeyId: row.id, jobAgentId: row.job_agent_id };
+  }
+
+  /**
+   * Best effort: the condition is checked again under the row lock, so concurrent requests write it
+   * once; a failure (a lock timeout, a read-only replica) never fails the request it serves.
+   */
+  private async recordUse(id: string): Promise<void> {
+    try {
+      await this.em.getConnection().execute(
+        `UPDATE api_key SET last_used_at = now()
+            WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION})`,
+        [id],
+        'run',
+      );
+    } catch {
+      // The last use is informational; authentication has already succeeded.
+    }
+  }
+
+  private async assertWorkspace(workspaceId: string): Promise<void> {
+    const workspace = await this.em.findOne(WorkspaceSchema, { id: workspaceId }, { fields: ['id'] });
+    if (!workspace) throw new NotFoundError('workspace', workspaceId);
   }
 }

@@ -50,7 +50,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     resources: new ResourceStore(em, secrets),
     jobAgents: new JobAgentStore(em, secrets),
     variables: new VariableStore(em, secrets),
-    policies: new PolicyStore(em),
+    policies: new PolicyStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em),
     releases: new ReleaseStore(em),
     jobs: new JobStore(em),

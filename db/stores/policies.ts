@@ -5,6 +5,8 @@ import type { PolicyRuleInput } from '../../domain/policies';
 import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
+import type { SecretBox } from '../secrets';
+import { sealProbeHeaders } from '../sensitiveValues';
 import { wakeReleases } from '../releaseWake';
 import { findOwned, listPage, type Upserted } from './common';
 
@@ -31,7 +33,10 @@ async function wakePendingReleases(em: EntityManager, workspaceId: string): Prom
 }
 
 export class PolicyStore {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly secrets: SecretBox,
+  ) {}
 
   async create(workspaceId: string, input: PolicyInput): Promise<Policy> {
     return (await this.upsert(workspaceId, newId(), input)).record;
@@ -51,7 +56,11 @@ export class PolicyStore {
             enabled: input.enabled ?? true,
             metadata: input.metadata ?? {},
             // Every rule keeps a stable id, so approvals and evaluations can refer to it.
-            rules: (input.rules ?? []).map((rule) => ({ ...rule, id: rule.id ?? newId() })),
+            rules: sealProbeHeaders(
+              this.secrets,
+              (input.rules ?? []).map((rule) => ({ ...rule, id: rule.id ?? newId() })),
+              existing?.rules ?? [],
+            ),
           };
           const record = existing
             ? em.assign(existing, fields)

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConflictError, NotFoundError } from '../../domain/errors';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors';
 import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { claimJob, type LeaseGrant } from '../jobMoves';
 import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities';
 import { newId } from '../ids';
-import { changeJobStatus, fenceClaim } from '../jobMoves';
+import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
 import { openTree } from '../sensitiveValues';
 
@@ -65,6 +65,16 @@ export class PullStore {
     return agent;
   }
 
+  /**
+   * Only an `http-pull` agent's jobs are handed out (claim, legacy queue) or given back: a push
+   * agent's job carries the push agent's decrypted endpoint and credentials.
+   */
+  private async pullAgent(caller: AgentCaller, jobAgentId: string): Promise<JobAgent> {
+    const agent = await this.agent(caller, jobAgentId);
+    if (agent.type !== 'http-pull') throw notPullAgent(agent.type);
+    return agent;
+  }
+
   /** The poll: side-effect free, oldest first, an immediate answer (no long poll). */
   async poll(
     caller: AgentCaller,
@@ -102,9 +112,12 @@ export class PullStore {
   /**
    * SPEC "Claim": the job is handed out at most once; a loser gets 409, an unknown job or another
    * agent's job 404. An agent with a lease (phase V2) also gets a claim record and its lease workflow.
+   * The claim commits at once (its row lock is what racing agents wait on); if its answer then cannot
+   * be built (a stored secret sealed under another key: 409), the claim is undone through the one
+   * path of status moves, so the job is queued again with no claim left.
    */
   async claim(caller: AgentCaller, jobAgentId: string, jobId: string): Promise<ClaimedJob> {
-    const agent = await this.agent(caller, jobAgentId);
+    const agent = await this.pullAgent(caller, jobAgentId);
     const outcome = await claimJob(this.em, {
       workspaceId: caller.workspaceId,
       jobAgentId,
@@ -120,43 +133,74 @@ export class PullStore {
       );
     }
     const job = await this.em.findOneOrFail(JobSchema, { id: jobId });
-    return {
-      job: {
-        ...job,
-        jobAgentConfig: openTree(this.secrets, job.jobAgentConfig),
-        dispatchContext: openTree(this.secrets, job.dispatchContext),
-      },
-      lease: outcome.lease,
-    };
+    try {
+      return {
+        job: {
+          ...job,
+          jobAgentConfig: openTree(this.secrets, job.jobAgentConfig),
+          dispatchContext: openTree(this.secrets, job.dispatchContext),
+        },
+        lease: outcome.lease,
+      };
+    } catch (error) {
+      await changeJobStatus(this.em.fork(), caller, jobId, {
+        status: 'queued',
+        from: ['in_progress'],
+        claimId: outcome.lease?.claimId,
+        message: 'its answer could not be built; back in the queue',
+      });
+      throw error;
+    }
   }
 
-  /** Phase V2: moves the lease's end to now + its length; touches only the claim record. */
+  /**
+   * Phase V2: moves the lease's end to now + its length; touches only the claim record. The fence
+   * (the current claim id, or none when the agent does not enforce it) and the update are one
+   * statement, so a claim that ends meanwhile is never extended. When nothing was extended, the
+   * answer says why: no such job (404), or its claim is gone or another one's (409, with its status).
+   */
   async heartbeat(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<LeaseState> {
-    return this.em.transactional(async (em) => {
-      const [owner] = await em.execute<{ job_agent_id: string }[]>(
-        `SELECT job_agent_id FROM job_claim WHERE job_id = ? AND workspace_id = ?`,
-        [jobId, caller.workspaceId],
-      );
-      if (!owner || (caller.jobAgentId && caller.jobAgentId !== owner.job_agent_id)) {
-        throw new NotFoundError('claim of job', jobId);
-      }
-      await fenceClaim(em, jobId, claimId, true);
-      const [row] = await em.execute<{ claim_id: string; lease_seconds: number; claim_expires_at: string }[]>(
-        `UPDATE job_claim SET claim_expires_at = now() + make_interval(secs => lease_seconds)
-          WHERE job_id = ? RETURNING claim_id, lease_seconds, claim_expires_at`,
-        [jobId],
-      );
+    const [row] = await this.em.execute<
+      { claim_id: string; lease_seconds: number; claim_expires_at: string }[]
+    >(
+      `UPDATE job_claim c SET claim_expires_at = now() + make_interval(secs => c.lease_seconds)
+         FROM job_agent a
+        WHERE c.job_id = ? AND c.workspace_id = ? AND a.id = c.job_agent_id
+          AND (?::uuid IS NULL OR c.job_agent_id = ?::uuid)
+          AND (c.claim_id = ?::uuid
+               OR (?::uuid IS NULL AND NOT coalesce((a.config->>'enforceClaimId')::boolean, false)))
+        RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at`,
+      [jobId, caller.workspaceId, caller.jobAgentId, caller.jobAgentId, claimId ?? null, claimId ?? null],
+    );
+    if (row) {
       return {
         jobId,
-        claimId: row!.claim_id,
-        leaseSeconds: row!.lease_seconds,
-        expiresAt: new Date(row!.claim_expires_at).toISOString(),
+        claimId: row.claim_id,
+        leaseSeconds: row.lease_seconds,
+        expiresAt: new Date(row.claim_expires_at).toISOString(),
       };
+    }
+    const job = await this.em.findOne(JobSchema, {
+      id: jobId,
+      workspaceId: caller.workspaceId,
+      ...(caller.jobAgentId ? { jobAgentId: caller.jobAgentId } : {}),
     });
+    if (!job) throw new NotFoundError('job', jobId);
+    throw new ConflictError(
+      claimId
+        ? `claim ${claimId} is not the current claim of the job, which is ${job.status}`
+        : `the job is ${job.status} and holds no claim this heartbeat may extend`,
+      'stale_claim',
+    );
   }
 
   /** V1 recovery (and an agent giving a job back): in_progress → queued; a claim it had ends. */
-  requeue(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<Job> {
+  async requeue(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<Job> {
+    const [owner] = await this.em.execute<{ type: string }[]>(
+      `SELECT a.type FROM job j JOIN job_agent a ON a.id = j.job_agent_id WHERE j.id = ? AND j.workspace_id = ?`,
+      [jobId, caller.workspaceId],
+    );
+    if (owner && owner.type !== 'http-pull') throw notPullAgent(owner.type);
     return changeJobStatus(this.em, caller, jobId, {
       status: 'queued',
       message: 'given back to the queue',
@@ -170,7 +214,7 @@ export class PullStore {
    * and carry no external id yet, with their release, variables and configuration.
    */
   async legacyQueue(caller: AgentCaller, jobAgentId: string): Promise<LegacyQueueItem[]> {
-    await this.agent(caller, jobAgentId);
+    await this.pullAgent(caller, jobAgentId);
     const jobs = await this.em.find(
       JobSchema,
       { jobAgentId, externalId: null, status: { $nin: [...TERMINAL_JOB_STATUSES] } },
@@ -202,4 +246,11 @@ export class PullStore {
       };
     });
   }
+}
+
+function notPullAgent(type: string): ForbiddenError {
+  return new ForbiddenError(
+    `This is a ${type} job agent: only http-pull agents' jobs are claimed, polled from the legacy queue or requeued`,
+    'not_pull_agent',
+  );
 }

@@ -9,6 +9,7 @@ import {
   ApprovalSchema,
   DeploymentVersionSchema,
   EnvironmentSchema,
+  JobSchema,
   ReleaseSchema,
   type Approval,
   type Release,
@@ -135,16 +136,38 @@ export class ReleaseStore {
     });
   }
 
-  /** Runs the release again with a new job, skipping its policies; 409 while it runs. */
-  redeploy(workspaceId: string, releaseId: string): Promise<Release> {
+  /**
+   * Runs a release that ran again, with a new job once its policies allow; with an override reason,
+   * without them, whether it ran or still waits at a gate. Every redeploy is recorded on the
+   * release. 409 while it runs, or without an override before it ran.
+   */
+  redeploy(
+    workspaceId: string,
+    releaseId: string,
+    principal: Principal,
+    request: { overrideReason: string | null },
+  ): Promise<Release> {
     return this.em.transactional(async (em) => {
       const release = await findOwned(em, ReleaseSchema, workspaceId, releaseId, 'release');
       await em.lock(release, LockMode.PESSIMISTIC_WRITE);
       if (release.phase === 'running')
         throw new ConflictError('The release is running; cancel it first', 'release_running');
+      const { overrideReason } = request;
+      if (!overrideReason && (await em.count(JobSchema, { releaseId })) === 0) {
+        throw new ConflictError(
+          'The release has not run yet: it waits for its policies. Approve it, or redeploy with overridePolicies and a reason',
+          'release_not_run',
+        );
+      }
+      const user = await userOf(em, principal);
+      const now = new Date();
       release.phase = 'pending';
-      release.phaseReason = 'redeploy requested';
-      release.redeployRequestedAt = new Date();
+      release.phaseReason = overrideReason
+        ? `redeploy requested by ${user.name}, overriding the policies: ${overrideReason}`
+        : `redeploy requested by ${user.name}`;
+      release.redeployRequestedAt = now;
+      release.redeployOverrideReason = overrideReason;
+      release.redeploys = [...release.redeploys, { at: now.toISOString(), by: user.name, overrideReason }];
       release.completedAt = null;
       await em.flush();
       await enqueueOrchestration(em, {

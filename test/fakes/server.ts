@@ -18,6 +18,7 @@ export type Reply = { status: number; body?: unknown };
 export abstract class FakeServer<Endpoint extends string> {
   readonly requests: RecordedRequest[] = [];
   private readonly failures = new Map<Endpoint, number[]>();
+  private readonly lostAnswers = new Map<Endpoint, number>();
   private readonly server = http.createServer((req, res) => void this.receive(req, res));
   url = '';
 
@@ -44,6 +45,14 @@ export abstract class FakeServer<Endpoint extends string> {
     this.failures.set(endpoint, [...(this.failures.get(endpoint) ?? []), ...statuses]);
   }
 
+  /**
+   * The next `count` calls of an endpoint do their work but answer 500, as when the caller dies
+   * (or its connection drops) after the remote acted and before it recorded the answer.
+   */
+  loseNextAnswers(endpoint: Endpoint, count = 1): void {
+    this.lostAnswers.set(endpoint, (this.lostAnswers.get(endpoint) ?? 0) + count);
+  }
+
   requestsTo(fragment: string): RecordedRequest[] {
     return this.requests.filter((request) => request.path.includes(fragment));
   }
@@ -62,11 +71,16 @@ export abstract class FakeServer<Endpoint extends string> {
     this.requests.push(request);
     const route = this.route(request.method, url.pathname);
     const failure = route && this.failures.get(route.endpoint)?.shift();
-    const reply: Reply = !route
+    let reply: Reply = !route
       ? { status: 404, body: this.errorBody(404, 'Not Found') }
       : failure
         ? { status: failure, body: this.errorBody(failure, `fake ${failure} for ${route.endpoint}`) }
         : this.answer(route.endpoint, route.id, request, url);
+    const lost = route && !failure ? (this.lostAnswers.get(route.endpoint) ?? 0) : 0;
+    if (route && lost > 0) {
+      this.lostAnswers.set(route.endpoint, lost - 1);
+      reply = { status: 500, body: this.errorBody(500, `fake lost answer for ${route.endpoint}`) };
+    }
     res.writeHead(reply.status, reply.body === undefined ? {} : { 'content-type': 'application/json' });
     res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
   }

@@ -14,6 +14,7 @@ type Endpoint =
   | 'createVar'
   | 'updateVar'
   | 'createRun'
+  | 'listRuns'
   | 'showRun'
   | 'cancelRun';
 
@@ -62,6 +63,7 @@ export class FakeTfe extends FakeServer<Endpoint> {
       ['POST', /^\/api\/v2\/workspaces\/([^/]+)\/vars$/, 'createVar'],
       ['PATCH', /^\/api\/v2\/workspaces\/[^/]+\/vars\/([^/]+)$/, 'updateVar'],
       ['POST', /^\/api\/v2\/runs()$/, 'createRun'],
+      ['GET', /^\/api\/v2\/workspaces\/([^/]+)\/runs$/, 'listRuns'],
       ['GET', /^\/api\/v2\/runs\/([^/]+)$/, 'showRun'],
       ['POST', /^\/api\/v2\/runs\/([^/]+)\/actions\/cancel$/, 'cancelRun'],
     ]);
@@ -142,6 +144,20 @@ export class FakeTfe extends FakeServer<Endpoint> {
           status: 201,
           body: {
             data: { type: 'runs', id: run.id, attributes: { status: run.status, message: run.message } },
+          },
+        };
+      }
+      case 'listRuns': {
+        if (!this.variables.has(id)) return fail(404, 'workspace not found');
+        const runs = this.runs.filter((run) => run.workspaceId === id).reverse();
+        return {
+          status: 200,
+          body: {
+            data: runs.map((run) => ({
+              type: 'runs',
+              id: run.id,
+              attributes: { status: run.status, message: run.message },
+            })),
           },
         };
       }

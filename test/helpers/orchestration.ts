@@ -22,6 +22,7 @@ export interface Release {
   versionId: string;
   resourceId: string;
   environmentId: string;
+  deploymentId: string;
   evaluation: {
     decision: string;
     reason: string;

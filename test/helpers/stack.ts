@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
-import { createApp, type FlightdeckApp } from '../../api/app';
+import { createApp, type AppDeps, type FlightdeckApp } from '../../api/app';
 import type { TransportPolicy } from '../../api/middleware/transport';
 import { pingDatabase, openDatabase, type Database } from '../../db/database';
 import { SecretBox } from '../../db/secrets';
@@ -42,6 +42,8 @@ export interface TestStackOptions {
   /** Run a worker and outbox relay on the stack's own task queue (default true). */
   worker?: boolean;
   adminToken?: string;
+  /** /metrics behind a token, or on `app.metricsApp` instead of the API's app. */
+  metrics?: AppDeps['metrics'];
   bodyLimit?: string;
   /** Who may use pull endpoints over plain HTTP (default: loopback only). */
   transport?: TransportPolicy;
@@ -106,6 +108,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     logger,
     bodyLimit: options.bodyLimit ?? '1mb',
     adminToken: options.adminToken,
+    metrics: options.metrics,
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
     readiness: {
@@ -133,6 +136,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       stack.worker ??= await startWorkerRuntime({
         orm,
         secrets,
+        // The fakes of remote services listen on loopback.
+        egress: { allow: ['127.0.0.0/8', '::1'], deny: [] },
         databaseUrl: db.url,
         temporal: { address, namespace: 'default', taskQueue },
         logger,

@@ -35,4 +35,30 @@ describe('loadConfig', () => {
   it('refuses a short admin token', () => {
     expect(() => loadConfig({ FLIGHTDECK_ADMIN_TOKEN: 'short' })).toThrow(/FLIGHTDECK_ADMIN_TOKEN/);
   });
+
+  it('reads the metrics token and port, and protects nothing by default', () => {
+    expect(loadConfig({}).api.metrics).toEqual({ token: undefined, port: undefined });
+    expect(loadConfig({ FLIGHTDECK_METRICS_TOKEN: ' ', FLIGHTDECK_METRICS_PORT: '' }).api.metrics).toEqual({
+      token: undefined,
+      port: undefined,
+    });
+    expect(
+      loadConfig({ FLIGHTDECK_METRICS_TOKEN: 'scrape-token-0123456789', FLIGHTDECK_METRICS_PORT: '9464' }).api
+        .metrics,
+    ).toEqual({ token: 'scrape-token-0123456789', port: 9464 });
+  });
+
+  it('refuses a short metrics token and a metrics port that is not a free second port', () => {
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_TOKEN: 'short' })).toThrow(
+      /FLIGHTDECK_METRICS_TOKEN: must be at least 16 characters/,
+    );
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: 'ninety' })).toThrow(/FLIGHTDECK_METRICS_PORT/);
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: '70000' })).toThrow(/FLIGHTDECK_METRICS_PORT/);
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: '8080' })).toThrow(
+      /FLIGHTDECK_METRICS_PORT: must differ from FLIGHTDECK_PORT/,
+    );
+    expect(() => loadConfig({ FLIGHTDECK_PORT: '9000', FLIGHTDECK_METRICS_PORT: '9000' })).toThrow(
+      /must differ from FLIGHTDECK_PORT/,
+    );
+  });
 });

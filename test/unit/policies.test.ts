@@ -1,5 +1,6 @@
 import { PolicyRuleInput, ruleKind } from '../../domain/policies';
 import { JOB_AGENT_CONFIG_SCHEMAS } from '../../domain/jobAgents';
+import { MAX_RULE_SECONDS, ruleTimerMs } from '../../domain/ruleLimits';
 
 const parse = (rule: unknown) => PolicyRuleInput.safeParse(rule);
 const messages = (rule: unknown) => {
@@ -129,5 +130,14 @@ describe('job agent configuration', () => {
     expect(issues('http-pull', { leaseSeconds: 1e13 })).toEqual(['leaseSeconds']);
     expect(issues('test-runner', { delaySeconds: 1e13 })).toEqual(['delaySeconds']);
     expect(issues('github-app', { installation_id: 12345, app_id: 678 })).toEqual([]);
+  });
+});
+
+describe('rule timers', () => {
+  it('bounds every stored duration before it becomes a workflow timer (issue 13, 12)', () => {
+    expect(ruleTimerMs(30)).toBe(30_000);
+    expect(ruleTimerMs(1e13)).toBe(MAX_RULE_SECONDS * 1000);
+    expect(ruleTimerMs(-5)).toBe(0);
+    expect(ruleTimerMs(null as unknown as number)).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import {
   attemptOutcomes,
   MetricScore,
   nextIdleWait,
+  historyIsFull,
   redeployFacts,
   sameEvaluation,
   verificationResult,
@@ -219,7 +220,7 @@ describe('sameEvaluation and redeployFacts', () => {
     );
   });
 
-  it('drops the policies and what is deployed for a redeploy, and keeps the rest', () => {
+  it('drops what is deployed for a redeploy, and its policies only under an override (issue 13, 8)', () => {
     const facts = {
       policies: [{ id: 'p' }],
       newerReleases: [{ id: 'r' }],
@@ -227,12 +228,19 @@ describe('sameEvaluation and redeployFacts', () => {
       deployedVersionCreatedAt: '2026-11-01T00:00:00Z',
       activeJob: true,
     } as unknown as ReleaseFacts;
-    expect(redeployFacts(facts)).toEqual({
-      policies: [],
+    const redeployed = {
       newerReleases: [],
       deployedVersionId: null,
       deployedVersionCreatedAt: null,
       activeJob: true,
-    });
+    };
+    expect(redeployFacts(facts, false)).toEqual({ ...redeployed, policies: [{ id: 'p' }] });
+    expect(redeployFacts(facts, true)).toEqual({ ...redeployed, policies: [] });
+  });
+
+  it('continues as new past the event limit or when the server suggests it (issue 13, 13)', () => {
+    expect(historyIsFull({ historyLength: 100, continueAsNewSuggested: false }, 1000)).toBe(false);
+    expect(historyIsFull({ historyLength: 1001, continueAsNewSuggested: false }, 1000)).toBe(true);
+    expect(historyIsFull({ historyLength: 100, continueAsNewSuggested: true }, 1000)).toBe(true);
   });
 });

@@ -1,12 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RemoteRefusal, remoteJson } from '../../activities/agents/remote';
+import { DEFAULT_EGRESS_POLICY, useEgressPolicy } from '../../activities/egress';
 
 /** Push agents' error classes: refusals end the job, everything else is retried by the activity. */
 describe('remote calls of push agents', () => {
   let server: http.Server;
   let url: string;
   beforeAll(async () => {
+    // This stand-in for a remote service listens on loopback, which the egress policy must allow.
+    useEgressPolicy({ allow: ['127.0.0.1'], deny: [] });
     server = http.createServer((req, res) => {
       const status = Number(new URL(req.url!, 'http://x').searchParams.get('status'));
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -15,7 +18,10 @@ describe('remote calls of push agents', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/thing`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => {
+    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 
   it('answers the parsed body, or nothing for an empty one', async () => {
     await expect(remoteJson('Svc', `${url}?status=200`)).resolves.toEqual({

@@ -3,7 +3,7 @@ import type { WorkflowRun } from '../../../domain/github';
 import type { GithubAppConfig } from '../../../domain/jobAgents';
 import { missingConfiguration } from '../dispatcher';
 import { remoteJson, type RemoteRequest } from '../remote';
-import { GITHUB_HEADERS, installationToken } from './auth';
+import { GITHUB_HEADERS, installationToken, type GithubAppCredentials } from './auth';
 
 /** What a dispatch needs of the merged configuration; checked before anything is sent. */
 export interface GithubTarget {
@@ -12,17 +12,20 @@ export interface GithubTarget {
   repo: string;
   workflowId: number | string;
   ref: string;
-  auth: { token: string } | { appId: number; installationId: number; privateKey: string };
+  auth: { token: string } | GithubAppCredentials;
 }
 
 /** The merged configuration as a target, or the reason it cannot be one. */
-export function githubTarget(config: z.output<typeof GithubAppConfig>): GithubTarget | string {
+export function githubTarget(
+  jobAgentId: string,
+  config: z.output<typeof GithubAppConfig>,
+): GithubTarget | string {
   const secret = (value: unknown) => (typeof value === 'string' ? value : undefined);
   const token = secret(config.token);
   const privateKey = secret(config.private_key);
   const app =
     config.app_id && config.installation_id && privateKey
-      ? { appId: config.app_id, installationId: config.installation_id, privateKey }
+      ? { jobAgentId, appId: config.app_id, installationId: config.installation_id, privateKey }
       : undefined;
   const missing = missingConfiguration('github-app', {
     owner: config.owner,

@@ -1,10 +1,13 @@
-import { createSign } from 'node:crypto';
+import { createHash, createSign } from 'node:crypto';
 import { remoteJson } from '../remote';
 
 /**
  * GitHub App authentication: an RS256 JWT signed with the app's private key (issued by the app id,
  * valid 9 minutes, back-dated 60 s for clock drift) buys an installation access token, which is
- * cached until 5 minutes before it expires. The cache is per process and safe to be cold.
+ * cached until 5 minutes before it expires. The cache is per process and safe to be cold. It is keyed
+ * by the job agent and a hash of the private key as well as the installation: another agent (of
+ * another workspace, say) that names the same app and installation never gets this agent's token,
+ * it buys its own with its own key, which GitHub refuses unless the key is the app's.
  */
 
 export const GITHUB_HEADERS = { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
@@ -29,11 +32,16 @@ export function appJwt(
   return `${header}.${payload}.${base64url(signature)}`;
 }
 
-export async function installationToken(
-  baseUrl: string,
-  app: { appId: number; installationId: number; privateKey: string },
-): Promise<string> {
-  const key = `${baseUrl}|${app.appId}|${app.installationId}`;
+export interface GithubAppCredentials {
+  jobAgentId: string;
+  appId: number;
+  installationId: number;
+  privateKey: string;
+}
+
+export async function installationToken(baseUrl: string, app: GithubAppCredentials): Promise<string> {
+  const keyHash = createHash('sha256').update(app.privateKey).digest('hex');
+  const key = [app.jobAgentId, baseUrl, app.appId, app.installationId, keyHash].join('|');
   const cached = tokens.get(key);
   if (cached && cached.expiresAt - TOKEN_MARGIN_MS > Date.now()) return cached.token;
   const issued = await remoteJson<{ token: string; expires_at: string }>(

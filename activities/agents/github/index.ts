@@ -9,8 +9,13 @@ import { GithubActions, githubTarget } from './api';
 /** How long a dispatched job may wait for its run to show up before it ends `external_run_not_found`. */
 const RUN_APPEARS_WITHIN_MS = 10 * 60_000;
 
+/** Runs of a job are dispatched after it was created, give or take the two clocks' difference. */
+function runsSince(job: Job): Date {
+  return new Date(job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS);
+}
+
 function actionsFor(job: Job, secrets: DispatchDeps['secrets']): GithubActions | string {
-  const target = githubTarget(agentConfigOf(GithubAppConfig, job, secrets));
+  const target = githubTarget(job.jobAgentId!, agentConfigOf(GithubAppConfig, job, secrets));
   return typeof target === 'string' ? target : new GithubActions(target);
 }
 
@@ -26,6 +31,15 @@ export const githubDispatcher: JobDispatcher = {
     // The inputs are ids and names, stored in the clear: nothing to open.
     const { inputs } = job.dispatchContext as { inputs: Parameters<typeof workflowInputs>[0] };
     return dispatchRemote(em, job, async () => {
+      // A worker that died after dispatching and before recording it: the run is already there,
+      // with the job id in its title; dispatching again would run the workflow twice.
+      const earlier = (await actions.dispatchedRuns(runsSince(job))).find((run) => isRunOfJob(run, job.id));
+      if (earlier) {
+        return {
+          externalId: String(earlier.id),
+          message: `${describeRun(earlier)} (dispatched by an earlier attempt)`,
+        };
+      }
       await actions.dispatch(workflowInputs(inputs));
       return { message: 'workflow dispatched; waiting for its run' };
     });
@@ -42,9 +56,7 @@ export const githubDispatcher: JobDispatcher = {
       }
       const run = job.externalId
         ? await actions.run(job.externalId)
-        : (await actions.dispatchedRuns(new Date(job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS))).find(
-            (candidate) => isRunOfJob(candidate, job.id),
-          );
+        : (await actions.dispatchedRuns(runsSince(job))).find((candidate) => isRunOfJob(candidate, job.id));
       if (!run) {
         if (Date.now() - job.createdAt.getTime() < RUN_APPEARS_WITHIN_MS) return { done: false };
         await moveJobQuietly(em, job.id, {

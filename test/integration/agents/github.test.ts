@@ -101,6 +101,18 @@ describe('the GitHub workflow runner', () => {
     expect(github.requestsTo('/access_tokens')).toHaveLength(1);
   }, 90_000);
 
+  it('never dispatches twice when GitHub ran the first dispatch but its answer was lost (issue 13, 11)', async () => {
+    github.loseNextAnswers('dispatch');
+    const { job } = await deployWith('gh-lost', { token: TOKEN });
+    const run = await runOf(job.id);
+    await waitForJob(job.id, (current) => current.externalId === String(run.id), 'the run linked');
+    const dispatches = github
+      .requestsTo('/actions/workflows/42/dispatches')
+      .filter((request) => (request.body as { inputs: { job_id: string } }).inputs.job_id === job.id);
+    expect(dispatches).toHaveLength(1);
+    expect(github.runs.filter((candidate) => candidate.display_title.includes(job.id))).toHaveLength(1);
+  }, 90_000);
+
   it('retries a dispatch after a 500, and a failed run fails the job and the release', async () => {
     github.failNext('dispatch', 500);
     const { job } = await deployWith('gh-retry', { token: TOKEN });

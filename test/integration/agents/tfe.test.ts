@@ -131,6 +131,20 @@ description: "Flightdeck release {{ release.id }}"
     expect(logs()).not.toContain(SECRET);
   }, 90_000);
 
+  it('never starts a second run when the first was created but its answer was lost (issue 13, 11)', async () => {
+    tfe.loseNextAnswers('createRun');
+    const { job } = await deploy('tf-lost');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
+    const workspace = tfe.workspaces.get('svc-tf-lost-env-tf-lost')!;
+    const runs = tfe.runs.filter((run) => run.workspaceId === workspace.id);
+    expect(runs).toHaveLength(1);
+    expect(linked.externalId).toBe(runs[0]!.id);
+    const creates = tfe
+      .requestsTo('/api/v2/runs')
+      .filter((request) => request.method === 'POST' && JSON.stringify(request.body).includes(job.id));
+    expect(creates).toHaveLength(1);
+  }, 90_000);
+
   it('cancels the Terraform run when the release is cancelled', async () => {
     const { job } = await deploy('tf-cancel');
     const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');

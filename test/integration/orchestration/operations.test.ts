@@ -13,6 +13,7 @@ describe('release operations', () => {
   let probe: http.Server;
   let probeUrl: string;
   let probeStatus = 200;
+  const probeAuthorizations: (string | undefined)[] = [];
 
   /** A deployment with `count` resources in one environment, in a system of its own. */
   async function lane(label: string, agent: string, count = 1) {
@@ -29,7 +30,8 @@ describe('release operations', () => {
     stack = await startTestStack();
     api = recordsApi(stack);
     await api.agent('puller', 'http-pull');
-    probe = http.createServer((_, res) => {
+    probe = http.createServer((req, res) => {
+      probeAuthorizations.push(req.headers.authorization);
       res.writeHead(probeStatus, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ healthy: probeStatus === 200 }));
     });
@@ -139,6 +141,61 @@ describe('release operations', () => {
     });
   });
 
+  describe('redeploy under policies (issue 13, 8)', () => {
+    it('never skips a gate unless the request overrides it with a reason, recorded on the release', async () => {
+      const { deployment } = await lane('redeploy-gated', 'puller');
+      await api.policy({
+        name: 'approval for redeploy-gated',
+        selector: 'environment.name == "redeploy-gated"',
+        rules: [{ anyApproval: { minApprovals: 1 } }],
+      });
+      await api.version(deployment, '1.0.0');
+      const waiting = await api.releaseWith(
+        (r) => r.deploymentId === deployment && r.evaluation?.decision === 'wait',
+        'the release to wait for its approval',
+      );
+      const redeploy = (body?: object) => {
+        const request = stack.http.post(`${api.ws}/releases/${waiting.id}/redeploy`).set(stack.auth);
+        return body ? request.send(body) : request;
+      };
+
+      const plain = await redeploy();
+      expect(plain.status).toBe(409);
+      expect(plain.body.code).toBe('release_not_run');
+      const reasonless = await redeploy({ overridePolicies: true });
+      expect(reasonless.status).toBe(400);
+      expect(await api.jobs(`&deploymentId=${deployment}`)).toEqual([]);
+
+      const overridden = await redeploy({ overridePolicies: true, reason: 'hotfix for incident 42' });
+      expect(overridden.status).toBe(202);
+      expect(overridden.body.redeploys).toEqual([
+        { at: expect.any(String), by: expect.any(String), overrideReason: 'hotfix for incident 42' },
+      ]);
+      expect(overridden.body.phaseReason).toContain('hotfix for incident 42');
+      const [job] = await api.jobsSettleAt(
+        1,
+        `&deploymentId=${deployment}&status=queued`,
+        'the overriding job',
+      );
+      await api.report(job!.id, 'successful');
+      await api.releaseWith((r) => r.id === waiting.id && r.phase === 'succeeded', 'the release to succeed');
+
+      // The release ran; a redeploy without an override waits for the approval again.
+      const again = await redeploy();
+      expect(again.status).toBe(202);
+      await api.releaseWith(
+        (r) => r.id === waiting.id && r.phase !== 'running' && r.evaluation?.decision === 'wait',
+        'the redeploy to wait for its approval',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(await api.jobs(`&releaseId=${waiting.id}`)).toHaveLength(1);
+      const shown = await api.get<{ redeploys: { overrideReason: string | null }[] }>(
+        `/releases/${waiting.id}`,
+      );
+      expect(shown.redeploys.map((r) => r.overrideReason)).toEqual(['hotfix for incident 42', null]);
+    });
+  });
+
   describe('retries', () => {
     it('retries a failed job as the retry rule allows, then fails the release', async () => {
       await api.agent('failing', 'test-runner', { status: 'failure', message: 'boom' });
@@ -175,7 +232,7 @@ describe('release operations', () => {
     it('measures http and sleep metrics on durable timers, and succeeds the release when they pass', async () => {
       await api.agent('runner', 'test-runner', { status: 'successful' });
       const { deployment, resources } = await lane('verify', 'runner');
-      await api.policy({
+      const policyId = await api.policy({
         name: 'health check',
         selector: 'deployment.slug == "verify"',
         rules: [
@@ -186,7 +243,11 @@ describe('release operations', () => {
                   name: 'health',
                   intervalSeconds: 1,
                   count: 2,
-                  provider: { type: 'http', url: probeUrl },
+                  provider: {
+                    type: 'http',
+                    url: probeUrl,
+                    headers: { authorization: 'Bearer probe-secret-123' },
+                  },
                   successCondition: 'result.statusCode == 200 && result.json.healthy',
                 },
                 {
@@ -234,6 +295,30 @@ describe('release operations', () => {
       );
       expect(listed.total).toBe(1);
       expect(listed.items[0].currentRelease.id).toBe(release.id);
+
+      // Issue 13 (13): probe headers are sealed at rest, sent only with the probe, shown redacted.
+      expect(probeAuthorizations).toContain('Bearer probe-secret-123');
+      const policy = await api.get<{
+        rules: { verification: { metrics: { provider: { headers?: object } }[] } }[];
+      }>(`/policies/${policyId}`);
+      expect(policy.rules[0]!.verification.metrics[0]!.provider.headers).toEqual({
+        authorization: { sensitive: true },
+      });
+      expect(JSON.stringify([state, listed, policy])).not.toContain('probe-secret-123');
+      const stored = await stack.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ text: string }[]>(
+          `SELECT (SELECT string_agg(rules::text, '') FROM policy) || (SELECT string_agg(metrics::text, '') FROM job_verification) AS text`,
+        );
+      expect(stored[0]!.text).not.toContain('probe-secret-123');
+      // Written back as shown, the stored header is kept.
+      await api.send('put', `/policies/${policyId}`, { name: 'health check', rules: policy.rules }, [200]);
+      const kept = await stack.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ text: string }[]>(`SELECT rules::text AS text FROM policy WHERE id = ?`, [policyId]);
+      expect(kept[0]!.text).toContain('fd1:');
     });
 
     it('fails the release when a verification fails', async () => {

@@ -74,8 +74,8 @@ describe('pull agents, phase V2 leases', () => {
     expect(Date.now() - claimedAt).toBeLessThan(7_000);
     expect(await claimRecords(job.id)).toEqual([]);
     expect(await leaseOutcome(job.id, claimed.claim_id!)).toBe('expired');
-    // Heartbeats for the lost claim find nothing.
-    expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(404);
+    // Heartbeats for the lost claim extend nothing: 409, with the job's status (issue 13, 7).
+    expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
   });
 
   it('keeps a heartbeating job in_progress for 30 s, never touches a V1 job, and ends the lease on a terminal status', async () => {
@@ -87,7 +87,7 @@ describe('pull agents, phase V2 leases', () => {
     const plainClaim = await claim(v1, plain.id);
     expect(plainClaim).not.toHaveProperty('claim_id');
     expect(await claimRecords(plain.id)).toEqual([]);
-    expect((await heartbeat(plain.id)).status).toBe(404);
+    expect((await heartbeat(plain.id)).status).toBe(409);
 
     const started = Date.now();
     let beats = 0;

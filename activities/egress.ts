@@ -1,0 +1,208 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+
+/**
+ * The egress policy of the worker: every request it sends on a caller's behalf (HTTP verification
+ * metrics, push agents' services) goes through `egressRequest`. By default it refuses loopback,
+ * link-local (cloud metadata endpoints), private, carrier-grade NAT, multicast and unspecified
+ * addresses; `FLIGHTDECK_EGRESS_ALLOW` lifts that for the CIDRs, addresses and host patterns it
+ * names, `FLIGHTDECK_EGRESS_DENY` refuses more (and wins over allow). The address checked is the one
+ * connected to, after DNS (a name that resolves to a refused address is refused: no rebinding), and
+ * redirects are never followed, so no answer can lead a request somewhere the policy refuses.
+ */
+export interface EgressPolicy {
+  allow: readonly string[];
+  deny: readonly string[];
+}
+
+export const DEFAULT_EGRESS_POLICY: EgressPolicy = { allow: [], deny: [] };
+
+const REFUSED_BY_DEFAULT: [string, number, 'ipv4' | 'ipv6'][] = [
+  ['0.0.0.0', 8, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.0.0.0', 24, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'],
+  ['224.0.0.0', 3, 'ipv4'],
+  ['::', 127, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'],
+  ['fc00::', 7, 'ipv6'],
+  ['fe80::', 10, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+];
+
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+
+/** Why an entry of FLIGHTDECK_EGRESS_ALLOW/DENY is not a CIDR, an address or a host pattern, if it is not. */
+export function egressEntryProblem(entry: string): string | undefined {
+  const [address, bits, extra] = entry.split('/');
+  if (extra !== undefined) return `${entry} is not a CIDR`;
+  const family = net.isIP(address ?? '');
+  if (family !== 0) {
+    if (bits === undefined) return undefined;
+    const n = Number(bits);
+    return /^\d+$/.test(bits) && n <= (family === 4 ? 32 : 128)
+      ? undefined
+      : `${entry} has a bad prefix length`;
+  }
+  if (bits === undefined && HOST_PATTERN.test(entry)) return undefined;
+  return `${entry} is neither a CIDR, an address nor a host pattern (example.com, *.example.com)`;
+}
+
+/** An IPv4-mapped IPv6 address is its IPv4 address. */
+function plainAddress(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return { address: mapped[1]!, type: 'ipv4' };
+  return { address, type: net.isIPv4(address) ? 'ipv4' : 'ipv6' };
+}
+
+class EgressRules {
+  private readonly refused = new net.BlockList();
+  private readonly allowed = new net.BlockList();
+  private readonly denied = new net.BlockList();
+  private readonly allowedHosts: string[] = [];
+  private readonly deniedHosts: string[] = [];
+
+  constructor(policy: EgressPolicy) {
+    for (const [address, bits, type] of REFUSED_BY_DEFAULT) this.refused.addSubnet(address, bits, type);
+    for (const [entries, list, hosts] of [
+      [policy.allow, this.allowed, this.allowedHosts],
+      [policy.deny, this.denied, this.deniedHosts],
+    ] as const) {
+      for (const entry of entries) {
+        const problem = egressEntryProblem(entry);
+        if (problem) throw new Error(problem);
+        const [address, bits] = entry.split('/');
+        const family = net.isIP(address!);
+        if (family === 0) hosts.push(entry.toLowerCase());
+        else
+          list.addSubnet(
+            address!,
+            bits === undefined ? (family === 4 ? 32 : 128) : Number(bits),
+            family === 4 ? 'ipv4' : 'ipv6',
+          );
+      }
+    }
+  }
+
+  private static hostMatches(patterns: string[], host: string): boolean {
+    const name = host.toLowerCase();
+    return patterns.some((pattern) =>
+      pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern,
+    );
+  }
+
+  /** Why a connection to `address` (for `host`) is refused, if it is. */
+  refusal(host: string, address: string): string | undefined {
+    const plain = plainAddress(address);
+    if (this.denied.check(plain.address, plain.type) || EgressRules.hostMatches(this.deniedHosts, host))
+      return `${host} is denied by the egress policy`;
+    if (!this.refused.check(plain.address, plain.type)) return undefined;
+    if (this.allowed.check(plain.address, plain.type) || EgressRules.hostMatches(this.allowedHosts, host))
+      return undefined;
+    return `${host} resolves to a loopback, link-local or private address, which the egress policy refuses`;
+  }
+}
+
+let rules = new EgressRules(DEFAULT_EGRESS_POLICY);
+
+/** Set once when the worker starts, from its configuration. */
+export function useEgressPolicy(policy: EgressPolicy): void {
+  rules = new EgressRules(policy);
+}
+
+/** A request the egress policy refused; its message names the host, never what answered there. */
+export class EgressRefusedError extends Error {}
+
+export interface EgressRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  /** Bytes of the answer kept; the rest is not read. */
+  maxBytes: number;
+}
+
+export interface EgressResponse {
+  status: number;
+  ok: boolean;
+  text: string;
+}
+
+/** One HTTP(S) request under the egress policy. Redirects are answers, never followed. */
+export function egressRequest(target: string, request: EgressRequest): Promise<EgressResponse> {
+  const url = new URL(target);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return Promise.reject(new EgressRefusedError(`${url.protocol} URLs are not allowed`));
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host)) {
+    const refused = rules.refusal(host, host);
+    if (refused) return Promise.reject(new EgressRefusedError(refused));
+  }
+  const checked = rules;
+  const lookup: net.LookupFunction = (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 4);
+      const refused = addresses.map((entry) => checked.refusal(hostname, entry.address)).find(Boolean);
+      if (refused) return callback(new EgressRefusedError(refused), '', 4);
+      if (options.all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(
+      url,
+      {
+        method: request.method ?? 'GET',
+        headers: request.headers,
+        lookup,
+        signal: AbortSignal.timeout(request.timeoutMs),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size >= request.maxBytes) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= request.maxBytes) res.destroy();
+        });
+        const done = () => {
+          const status = res.statusCode ?? 0;
+          resolve({
+            status,
+            ok: status >= 200 && status < 300,
+            text: Buffer.concat(chunks).subarray(0, request.maxBytes).toString('utf8'),
+          });
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(request.body);
+  });
+}
+
+/**
+ * A failed request as short, fixed text: which kind of failure, never the address, the system's
+ * error text or what answered, so a probe cannot map what lies behind the worker.
+ */
+export function describeEgressFailure(error: unknown): string {
+  if (error instanceof EgressRefusedError) return error.message;
+  const { name, code } = (error ?? {}) as { name?: string; code?: string };
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'ABORT_ERR')
+    return 'the request timed out';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
+  return 'the connection failed';
+}

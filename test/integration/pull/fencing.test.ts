@@ -1,0 +1,101 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { changeJobStatus, expireClaim } from '../../../db/jobMoves';
+import { pullFixture, type PullFixture } from '../../helpers/pull';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/**
+ * Issue 13 (6, 7): a claim id, whenever one is given, must be the job's current claim, even for an
+ * agent that does not enforce claim ids; a cancelled job's claim is gone, so its next heartbeat
+ * answers 409 with its status; a status report and a lease expiry racing each other never deadlock
+ * and never both win.
+ */
+describe('pull agents, fencing of stale claims', () => {
+  let stack: TestStack;
+  let ws: string;
+  let agent: PullFixture;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    ws = `/v1/workspaces/${stack.workspaceId}`;
+    agent = await pullFixture(stack, 'fencing', { config: { leaseSeconds: 30 }, resources: 14 });
+  });
+  afterAll(() => stack.close());
+
+  const claim = async (jobId: string): Promise<string> => {
+    const res = await stack.http
+      .post(`${ws}/job-agents/${agent.agentId}/jobs/${jobId}/claim`)
+      .set(stack.auth);
+    expect(res.status).toBe(200);
+    return res.body.claim_id as string;
+  };
+  const em = () => stack.orm.em.fork() as EntityManager;
+  const jobStatus = async (jobId: string): Promise<string> =>
+    (await stack.http.get(`${ws}/jobs/${jobId}`).set(stack.auth)).body.job.status;
+
+  it('refuses a report, a requeue and a heartbeat that carry an old claim id', async () => {
+    const job = agent.jobs[0]!;
+    const first = await claim(job.id);
+    const requeued = await stack.http
+      .post(`${ws}/jobs/${job.id}/requeue`)
+      .set(stack.auth)
+      .send({ claim_id: first });
+    expect(requeued.status).toBe(202);
+    const second = await claim(job.id);
+
+    const answers = [
+      await stack.http.put(`${ws}/jobs/${job.id}/status`).set(stack.auth).send({
+        status: 'successful',
+        claim_id: first,
+      }),
+      await stack.http.post(`${ws}/jobs/${job.id}/requeue`).set(stack.auth).send({ claim_id: first }),
+      await stack.http.post(`${ws}/jobs/${job.id}/heartbeat`).set(stack.auth).send({ claim_id: first }),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(409);
+      expect(res.body.code).toBe('stale_claim');
+    }
+    expect(await jobStatus(job.id)).toBe('in_progress');
+    const current = await stack.http
+      .post(`${ws}/jobs/${job.id}/heartbeat`)
+      .set(stack.auth)
+      .send({ claim_id: second });
+    expect(current.status).toBe(200);
+  });
+
+  it("ends a cancelled job's claim: the next heartbeat answers 409 with the job's status", async () => {
+    const job = agent.jobs[1]!;
+    const claimId = await claim(job.id);
+    const cancelled = await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth);
+    expect(cancelled.status).toBe(202);
+    const claims = await em().execute('SELECT 1 FROM job_claim WHERE job_id = ?', [job.id]);
+    expect(claims).toEqual([]);
+    for (const body of [{ claim_id: claimId }, {}]) {
+      const beat = await stack.http.post(`${ws}/jobs/${job.id}/heartbeat`).set(stack.auth).send(body);
+      expect(beat.status).toBe(409);
+      expect(beat.body.detail).toContain('cancelled');
+    }
+  });
+
+  it('lets a report and an expiry race without a deadlock, and exactly one of them wins', async () => {
+    for (const job of agent.jobs.slice(2)) {
+      const claimId = await claim(job.id);
+      await em().execute(
+        `UPDATE job_claim SET claim_expires_at = now() - interval '1 second' WHERE job_id = ?`,
+        [job.id],
+      );
+      const [reported, expired] = await Promise.allSettled([
+        changeJobStatus(em(), { workspaceId: stack.workspaceId }, job.id, { status: 'successful', claimId }),
+        expireClaim(em(), job.id, claimId),
+      ]);
+      expect(expired.status).toBe('fulfilled');
+      const expiryWon = expired.status === 'fulfilled' && expired.value;
+      if (expiryWon) {
+        expect(reported).toMatchObject({ status: 'rejected', reason: { code: 'stale_claim' } });
+        expect(await jobStatus(job.id)).toBe('queued');
+      } else {
+        expect(reported.status).toBe('fulfilled');
+        expect(await jobStatus(job.id)).toBe('successful');
+      }
+    }
+  });
+});

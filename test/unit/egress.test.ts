@@ -1,0 +1,80 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  DEFAULT_EGRESS_POLICY,
+  describeEgressFailure,
+  egressEntryProblem,
+  egressRequest,
+  EgressRefusedError,
+  useEgressPolicy,
+} from '../../activities/egress';
+
+/**
+ * Issue 13 (2): the worker's outbound requests refuse loopback, link-local (metadata) and private
+ * addresses unless allowed, check the address connected to (after DNS), never follow redirects,
+ * and describe failures without what answered.
+ */
+describe('egress policy', () => {
+  let server: http.Server;
+  let port: number;
+  let hits = 0;
+  const request = (url: string) => egressRequest(url, { timeoutMs: 2_000, maxBytes: 1024 });
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      hits++;
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('x'.repeat(4096));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('refuses loopback, link-local, private and mapped addresses by default, before connecting', async () => {
+    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://localhost:${port}/`,
+      `http://[::1]:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.1.2.3/',
+      'http://192.168.0.1/',
+      'http://172.20.0.1/',
+      'file:///etc/passwd',
+    ]) {
+      await expect(request(url)).rejects.toBeInstanceOf(EgressRefusedError);
+    }
+    expect(hits).toBe(0);
+  });
+
+  it('lets configuration allow a range, deny a host over it, and never follows a redirect', async () => {
+    useEgressPolicy({ allow: ['127.0.0.0/8'], deny: ['localhost'] });
+    const answer = await request(`http://127.0.0.1:${port}/`);
+    expect(answer).toMatchObject({ status: 200, ok: true });
+    expect(answer.text).toHaveLength(1024);
+    await expect(request(`http://localhost:${port}/`)).rejects.toBeInstanceOf(EgressRefusedError);
+    const redirected = await request(`http://127.0.0.1:${port}/redirect`);
+    expect(redirected).toMatchObject({ status: 302, ok: false });
+    expect(hits).toBe(2);
+  });
+
+  it('validates configured entries and describes failures without details', async () => {
+    expect(egressEntryProblem('10.0.0.0/8')).toBeUndefined();
+    expect(egressEntryProblem('fd00::/8')).toBeUndefined();
+    expect(egressEntryProblem('*.internal.example')).toBeUndefined();
+    expect(egressEntryProblem('10.0.0.0/33')).toBeDefined();
+    expect(egressEntryProblem('http://x')).toBeDefined();
+    useEgressPolicy({ allow: ['127.0.0.0/8'], deny: [] });
+    const closed = await request('http://127.0.0.1:1/').catch((error: unknown) => error);
+    expect(describeEgressFailure(closed)).toBe('the connection failed');
+  });
+});

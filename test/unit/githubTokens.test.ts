@@ -1,0 +1,47 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { installationToken } from '../../activities/agents/github/auth';
+import { RemoteRefusal } from '../../activities/agents/remote';
+import { DEFAULT_EGRESS_POLICY, useEgressPolicy } from '../../activities/egress';
+import { FakeGithub, INSTALLATION_TOKEN } from '../fakes/github';
+
+/**
+ * Issue 13 (3): installation tokens are cached per agent and private key. A second agent that names
+ * the same app and installation with a key of its own buys its own token, which GitHub refuses.
+ */
+describe('GitHub installation token cache', () => {
+  const pair = () =>
+    generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+  const app = pair();
+  const stranger = pair();
+  let github: FakeGithub;
+
+  beforeAll(async () => {
+    useEgressPolicy({ allow: ['127.0.0.1'], deny: [] });
+    github = await new FakeGithub({
+      app: { appId: 77, installationId: 88, publicKey: app.publicKey },
+    }).start();
+  });
+  afterAll(() => {
+    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    return github.close();
+  });
+
+  it('never hands one agent the token another agent bought for the same installation', async () => {
+    const owner = { jobAgentId: 'agent-a', appId: 77, installationId: 88, privateKey: app.privateKey };
+    await expect(installationToken(github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
+    await expect(installationToken(github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
+    expect(github.requestsTo('/access_tokens')).toHaveLength(1);
+
+    const intruder = { ...owner, jobAgentId: 'agent-b', privateKey: stranger.privateKey };
+    await expect(installationToken(github.url, intruder)).rejects.toBeInstanceOf(RemoteRefusal);
+    // The same agent with another key is a cache miss too: GitHub decides again.
+    await expect(
+      installationToken(github.url, { ...owner, privateKey: stranger.privateKey }),
+    ).rejects.toBeInstanceOf(RemoteRefusal);
+    expect(github.requestsTo('/access_tokens')).toHaveLength(3);
+  });
+});
