@@ -7,7 +7,7 @@ import { changeJobStatus } from '../db/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
-import { openProbeHeaders } from '../db/sensitiveValues';
+import { openProbeHeaders, releaseSecrets } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
@@ -61,7 +61,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       // A retry after a worker died mid-dispatch can find the job already moved on. A pushed job
       // was sent: it is never sent twice. The other agents' dispatch answers again what it did.
       if (isPushAgent(job.agentType) && job.status !== 'pending') return { kind: 'triggered' };
-      return dispatchers[job.agentType].dispatch(job, { em, secrets }, step);
+      return dispatchers[job.agentType].dispatch(job, { em, secrets: releaseSecrets(secrets, job) }, step);
     },
 
     /** One look at a pushed job's remote run (see `JobDispatcher.follow`). */
@@ -70,7 +70,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       const job = await em.findOne(JobSchema, { id: jobId });
       const follow = job?.agentType ? dispatchers[job.agentType].follow : undefined;
       if (!job || !follow) return { done: true };
-      return follow(job, { em, secrets });
+      return follow(job, { em, secrets: releaseSecrets(secrets, job) });
     },
 
     /** Ends a job the workflow itself completes (the test runner's); the workflow looks again on its own. */
@@ -99,12 +99,13 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       if (!verification || !metric || metric.provider.type !== 'http')
         return { passed: false, error: 'no such metric' };
       const provider = metric.provider;
+      const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
       const started = Date.now();
       let result: Record<string, unknown>;
       try {
         const response = await egressRequest(provider.url, {
           method: provider.method,
-          headers: openProbeHeaders(secrets, provider.headers),
+          headers: openProbeHeaders(releaseSecrets(secrets, job), provider.headers),
           body: provider.body,
           timeoutMs: provider.timeoutSeconds * 1000,
           maxBytes: HTTP_BODY_LIMIT,

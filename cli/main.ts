@@ -5,6 +5,7 @@ import {
   createWorkspaceCommand,
   listApiKeysCommand,
   migrateCommand,
+  resealCommand,
   revokeApiKeyCommand,
 } from './commands/admin';
 import { runAgentCommand, type AgentRunOptions } from './commands/agent';
@@ -87,11 +88,14 @@ program
     ),
   );
 
-const apiKeys = program
-  .command('admin')
-  .description('Operator commands on the database')
-  .command('api-keys')
-  .description("A workspace's API keys");
+const admin = program.command('admin').description('Operator commands on the database');
+admin
+  .command('reseal')
+  .description(
+    'Bind secrets stored before this version (fd1:) to their workspace and record (fd2:); safe to rerun',
+  )
+  .action(withConfig((config) => resealCommand(config)));
+const apiKeys = admin.command('api-keys').description("A workspace's API keys");
 apiKeys
   .command('list')
   .description("List a workspace's API keys (prefix, job agent, created, last used, revoked); never the keys")

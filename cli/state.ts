@@ -84,17 +84,20 @@ export function readCredentials(dataDir: string): Credentials | undefined {
 
 /**
  * The key that encrypts sensitive values: FLIGHTDECK_SECRET_KEY, else (for `flightdeck start`
- * only) one generated on first start and kept in the data directory, mode 0600.
+ * only) one generated on first start and kept in the data directory, mode 0600. Admin commands
+ * (`existing`) use that file when it is there, as they use the database `start` recorded.
  */
-export function secretBoxFor(config: Config, options: { generate: boolean }): SecretBox {
+export function secretBoxFor(config: Config, options: { generate: boolean; existing?: boolean }): SecretBox {
   if (config.secretKey) return SecretBox.fromString(config.secretKey);
+  const generated = path.join(config.dataDir, 'secret-key');
+  if (options.existing && fs.existsSync(generated))
+    return SecretBox.fromString(fs.readFileSync(generated, 'utf8'));
   if (!options.generate) {
     throw new Error(
       'FLIGHTDECK_SECRET_KEY must be set (32 bytes, e.g. `openssl rand -base64 32`); it encrypts secrets at rest.',
     );
   }
-  const file = path.join(config.dataDir, 'secret-key');
-  if (!fs.existsSync(file))
-    fs.writeFileSync(file, `${SecretBox.generateKey()}\n`, { mode: 0o600, flag: 'wx' });
-  return SecretBox.fromString(fs.readFileSync(file, 'utf8'));
+  if (!fs.existsSync(generated))
+    fs.writeFileSync(generated, `${SecretBox.generateKey()}\n`, { mode: 0o600, flag: 'wx' });
+  return SecretBox.fromString(fs.readFileSync(generated, 'utf8'));
 }

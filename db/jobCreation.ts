@@ -14,7 +14,7 @@ import type { VariableDefinition } from '../domain/variables';
 import { newId } from './ids';
 import { enabledPolicies, policiesForTarget } from './policyMatching';
 import type { SecretBox } from './secrets';
-import { openConfig, openValue, sealedValue } from './sensitiveValues';
+import { openConfig, openValue, releaseSecrets, resealMetricHeaders, sealedValue } from './sensitiveValues';
 import { uuidArray } from './sql';
 
 /**
@@ -162,25 +162,38 @@ async function loadPlanInputs(
   const policies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
   for (const workspaceId of workspaceIds) policies.set(workspaceId, await enabledPolicies(tx, workspaceId));
 
+  // Every owner of a sealed value here (deployment, resource, version) is in its release's workspace.
+  const workspaceOf = new Map(
+    releases.flatMap((release) =>
+      [release.deployment_id, release.resource_id, release.version_id].map((id) => [
+        id,
+        release.workspace_id,
+      ]),
+    ),
+  );
+  const secretsOf = (kind: 'deployment' | 'resource' | 'version', id: string) =>
+    box.forRecord(workspaceOf.get(id)!, kind, id);
   const variablesByDeployment = groupBy(variables, (row) => row.deployment_id);
   const variablesByResource = groupBy(resourceVariables, (row) => row.resource_id);
   const agentsByWorkspace = groupBy(agents, (agent) => agent.workspace_id);
-  const definitionsOf = once((deploymentId) =>
-    (variablesByDeployment.get(deploymentId) ?? []).map((row): VariableDefinition => ({
+  const definitionsOf = once((deploymentId) => {
+    const secrets = secretsOf('deployment', deploymentId);
+    return (variablesByDeployment.get(deploymentId) ?? []).map((row): VariableDefinition => ({
       key: row.key,
       sensitive: row.sensitive,
-      defaultValue: row.default_value === null ? undefined : openValue(box, row.default_value, row.sensitive),
+      defaultValue:
+        row.default_value === null ? undefined : openValue(secrets, row.default_value, row.sensitive),
       values: (row.values ?? []).map((value) => ({
         ...value,
-        value: value.value === null ? undefined : openValue(box, value.value, value.sensitive),
+        value: value.value === null ? undefined : openValue(secrets, value.value, value.sensitive),
       })),
-    })),
-  );
+    }));
+  });
   const resourceVariablesOf = once((resourceId) =>
     (variablesByResource.get(resourceId) ?? []).map(({ key, value, sensitive }) => ({
       key,
       sensitive,
-      value: openValue(box, value, sensitive),
+      value: openValue(secretsOf('resource', resourceId), value, sensitive),
     })),
   );
   const agentsOf = once((workspaceId) =>
@@ -188,7 +201,7 @@ async function loadPlanInputs(
       id,
       name,
       type,
-      config: openConfig(box, config),
+      config: openConfig(box.forRecord(workspaceId, 'job_agent', id), config),
     })),
   );
   const recordsOf = new Map(records.map((row) => [row.release_id, row]));
@@ -198,12 +211,18 @@ async function loadPlanInputs(
     const deployment = deployments.get(deploymentId)!;
     return {
       ...deployment,
-      jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: openConfig(box, entry.config) })),
+      jobAgents: deployment.jobAgents.map((entry) => ({
+        ...entry,
+        config: openConfig(secretsOf('deployment', deploymentId), entry.config),
+      })),
     };
   });
   const openedVersion = once((versionId) => {
     const version = versions.get(versionId)!;
-    return { ...version, jobAgentConfig: openConfig(box, version.jobAgentConfig) };
+    return {
+      ...version,
+      jobAgentConfig: openConfig(secretsOf('version', versionId), version.jobAgentConfig),
+    };
   });
 
   return new Map(
@@ -234,7 +253,11 @@ async function loadPlanInputs(
                       policyId: policy.id,
                       ruleId: rule.id,
                       triggerOn: rule.verification.triggerOn,
-                      metrics: rule.verification.metrics,
+                      metrics: resealMetricHeaders(
+                        rule.verification.metrics,
+                        box.forRecord(release.workspace_id, 'policy', policy.id),
+                        releaseSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id }),
+                      ),
                     },
                   ]
                 : [],
@@ -261,12 +284,11 @@ export async function createJobs(
     box,
     releases.map(({ release }) => release),
   );
-  const tools = { newId: () => newId(), seal: (value: unknown) => sealedValue(box, value) };
-  const planned = releases.map(({ release, attempt }) => ({
-    release,
-    attempt,
-    jobs: planReleaseJobs(inputs.get(release.id)!, tools),
-  }));
+  const planned = releases.map(({ release, attempt }) => {
+    const secrets = releaseSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id });
+    const tools = { newId: () => newId(), seal: (value: unknown) => sealedValue(secrets, value) };
+    return { release, attempt, jobs: planReleaseJobs(inputs.get(release.id)!, tools) };
+  });
   const jobRows = planned.flatMap(({ release, attempt, jobs }) =>
     jobs.map((job: PlannedJob) => ({
       id: job.id,

@@ -2,12 +2,33 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConflictError } from '../domain/errors';
 
 /**
- * Encryption at rest for sensitive values (variables, agent credentials): AES-256-GCM with a
- * random nonce per value. A sealed value is the string `fd1:<base64 of nonce | tag | ciphertext>`.
+ * The records that own sealed values. Each sealed value is bound to its workspace and its owner:
+ * an agent's credentials, a deployment's agent entries and variables, a version's agent
+ * configuration, a resource's variables, a policy's probe headers, and a release's job snapshots.
+ */
+export type SealOwnerKind = 'job_agent' | 'deployment' | 'version' | 'resource' | 'policy' | 'release';
+
+/** Sealing and opening for one owner record: what stores and activities hold. */
+export interface RecordSecrets {
+  seal(plaintext: string): string;
+  /** The plaintext; a SealedValueError when malformed, sealed under another key, or another record's. */
+  open(sealed: string): string;
+  sealJson(value: unknown): string;
+  openJson(sealed: string): unknown;
+}
+
+const LEGACY_PREFIX = 'fd1:';
+const PREFIX = 'fd2:';
+const HEADER = 28; // nonce (12) and tag (16)
+
+/**
+ * Encryption at rest for sensitive values: AES-256-GCM with a random nonce per value, and the
+ * owner's workspace and record as associated data, so a ciphertext copied into another record or
+ * workspace (a planted `$sealed`, a restored row) does not open there. A sealed value is the string
+ * `fd2:<base64 of nonce | tag | ciphertext>`. Values sealed before binding (`fd1:`, no associated
+ * data) still open; `flightdeck admin reseal` rewrites them bound.
  */
 export class SecretBox {
-  private static readonly PREFIX = 'fd1:';
-
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('the secret key must be 32 bytes');
   }
@@ -27,53 +48,67 @@ export class SecretBox {
   }
 
   static isSealed(value: unknown): value is string {
-    return typeof value === 'string' && value.startsWith(SecretBox.PREFIX);
+    return typeof value === 'string' && (value.startsWith(PREFIX) || value.startsWith(LEGACY_PREFIX));
   }
 
-  seal(plaintext: string): string {
+  /** Whether a sealed value predates binding (what `admin reseal` rewrites). */
+  static isLegacy(value: unknown): boolean {
+    return typeof value === 'string' && value.startsWith(LEGACY_PREFIX);
+  }
+
+  /** Sealing and opening for the values that `kind` record `id` of `workspaceId` owns. */
+  forRecord(workspaceId: string, kind: SealOwnerKind, id: string): RecordSecrets {
+    const aad = Buffer.from(`flightdeck|${workspaceId}|${kind}|${id}`, 'utf8');
+    const seal = (plaintext: string) => this.seal(plaintext, aad);
+    const open = (sealed: string) => this.open(sealed, aad);
+    return {
+      seal,
+      open,
+      sealJson: (value) => seal(JSON.stringify(value)),
+      openJson: (sealed) => {
+        const text = open(sealed);
+        try {
+          return JSON.parse(text);
+        } catch {
+          throw new SealedValueError('a sealed value does not hold JSON');
+        }
+      },
+    };
+  }
+
+  private seal(plaintext: string, aad: Buffer): string {
     const nonce = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+    cipher.setAAD(aad);
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return SecretBox.PREFIX + Buffer.concat([nonce, cipher.getAuthTag(), body]).toString('base64');
+    return PREFIX + Buffer.concat([nonce, cipher.getAuthTag(), body]).toString('base64');
   }
 
-  /** The plaintext; a SealedValueError when the value is malformed or was sealed with another key. */
-  open(sealed: string): string {
+  private open(sealed: string, aad: Buffer): string {
     if (!SecretBox.isSealed(sealed)) throw new SealedValueError('not a sealed value');
-    const raw = Buffer.from(sealed.slice(SecretBox.PREFIX.length), 'base64');
-    if (raw.length < 28) throw new SealedValueError('a sealed value is truncated');
+    const legacy = SecretBox.isLegacy(sealed);
+    const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64');
+    if (raw.length < HEADER) throw new SealedValueError('a sealed value is truncated');
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+      if (!legacy) decipher.setAAD(aad);
+      decipher.setAuthTag(raw.subarray(12, HEADER));
+      return Buffer.concat([decipher.update(raw.subarray(HEADER)), decipher.final()]).toString('utf8');
     } catch {
-      throw new SealedValueError('a sealed value does not open with this server’s secret key');
-    }
-  }
-
-  /** Any JSON value, sealed. */
-  sealJson(value: unknown): string {
-    return this.seal(JSON.stringify(value));
-  }
-
-  openJson(sealed: string): unknown {
-    const text = this.open(sealed);
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new SealedValueError('a sealed value does not hold JSON');
+      throw new SealedValueError('it does not open with this server’s key for this record');
     }
   }
 }
 
 /**
- * A stored sealed value that cannot be opened: corrupted, or sealed under another secret key. A
- * conflict, not a crash: the request that needed it changes nothing (a claim leaves its job queued).
+ * A stored sealed value that cannot be opened: corrupted, sealed under another secret key, or
+ * copied from another record. A conflict, not a crash: the request that needed it changes nothing
+ * (a claim leaves its job queued).
  */
 export class SealedValueError extends ConflictError {
   constructor(reason: string) {
     super(
-      `A stored secret cannot be opened (${reason}); check that every server shares one FLIGHTDECK_SECRET_KEY`,
+      `A stored secret cannot be opened (${reason}): it is damaged, was copied from another record, or every server does not share one FLIGHTDECK_SECRET_KEY`,
       'sealed_value_unreadable',
     );
   }

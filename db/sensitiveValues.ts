@@ -1,6 +1,6 @@
 import { ValidationError } from '../domain/errors';
 import { isRedactedMarker, REDACTED, SEALED_MARKER_KEY, SENSITIVE_CONFIG_KEYS } from '../domain/sensitive';
-import { SecretBox } from './secrets';
+import { SecretBox, type RecordSecrets } from './secrets';
 
 /**
  * Sealing and redaction of sensitive values, in one place: agent configurations (by key name) and
@@ -14,7 +14,7 @@ export type Config = Record<string, unknown>;
  * keeps the value already stored under that key (`previous`), so responses can be written back.
  */
 export function sealConfig(
-  box: SecretBox,
+  box: RecordSecrets,
   config: Config,
   previous: Config | undefined,
   path: string,
@@ -75,7 +75,7 @@ function eachProbeHeaders(
  * `{"sensitive": true}` keeps the value stored for the same rule, metric and header.
  */
 export function sealProbeHeaders<R extends Record<string, unknown>>(
-  box: SecretBox,
+  box: RecordSecrets,
   rules: readonly R[],
   previous: readonly Record<string, unknown>[],
 ): R[] {
@@ -104,6 +104,21 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
   ) as R[];
 }
 
+/**
+ * A policy's probe headers as a job's verification keeps them: opened as the policy's and sealed
+ * again as the release's, so the verification needs neither the policy nor its continued existence.
+ */
+export function resealMetricHeaders<M>(metrics: readonly M[], from: RecordSecrets, to: RecordSecrets): M[] {
+  return mapMetricHeaders(metrics, (headers) =>
+    Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [
+        name,
+        SecretBox.isSealed(value) ? to.seal(from.open(value)) : value,
+      ]),
+    ),
+  );
+}
+
 const redactHeaders = (headers: ProbeHeaders) =>
   Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
 
@@ -118,7 +133,10 @@ export function redactMetricHeaders<M extends Record<string, unknown>>(metrics: 
 }
 
 /** A probe's stored headers in clear, for its request. */
-export function openProbeHeaders(box: SecretBox, headers: ProbeHeaders | undefined): Record<string, string> {
+export function openProbeHeaders(
+  box: RecordSecrets,
+  headers: ProbeHeaders | undefined,
+): Record<string, string> {
   return Object.fromEntries(
     Object.entries(headers ?? {}).map(([name, value]) => [
       name,
@@ -156,7 +174,7 @@ export function redactConfig(config: Config): Config {
 }
 
 /** A stored configuration with its secrets in clear, for dispatch. */
-export function openConfig(box: SecretBox, config: Config): Config {
+export function openConfig(box: RecordSecrets, config: Config): Config {
   return Object.fromEntries(
     Object.entries(config).map(([key, value]) => [
       key,
@@ -166,7 +184,7 @@ export function openConfig(box: SecretBox, config: Config): Config {
 }
 
 /** A variable value as stored: sealed when sensitive. */
-export function storeValue(box: SecretBox, value: unknown, sensitive: boolean): unknown {
+export function storeValue(box: RecordSecrets, value: unknown, sensitive: boolean): unknown {
   return sensitive ? box.sealJson(value) : value;
 }
 
@@ -176,13 +194,21 @@ export function showValue(value: unknown, sensitive: boolean): unknown {
 }
 
 /** A stored variable value in clear, for resolution at job creation. */
-export function openValue(box: SecretBox, value: unknown, sensitive: boolean): unknown {
+export function openValue(box: RecordSecrets, value: unknown, sensitive: boolean): unknown {
   return sensitive && SecretBox.isSealed(value) ? box.openJson(value) : value;
+}
+
+/** A job's sealed values (configuration, dispatch context, probe headers) are its release's. */
+export function releaseSecrets(
+  box: SecretBox,
+  job: { workspaceId: string; releaseId: string },
+): RecordSecrets {
+  return box.forRecord(job.workspaceId, 'release', job.releaseId);
 }
 
 /**
  * Job snapshots (configuration, dispatch context) hold secrets at any depth; each is stored as
- * `{"$sealed": "fd1:…"}` so it can be found again without knowing the shape around it.
+ * `{"$sealed": "fd2:…"}` so it can be found again without knowing the shape around it.
  */
 export interface SealedValue {
   $sealed: string;
@@ -196,7 +222,7 @@ export function isSealedValue(value: unknown): value is SealedValue {
   );
 }
 
-export function sealedValue(box: SecretBox, value: unknown): SealedValue {
+export function sealedValue(box: RecordSecrets, value: unknown): SealedValue {
   return { [SEALED_MARKER_KEY]: box.sealJson(value) };
 }
 
@@ -215,6 +241,6 @@ export function redactTree<T>(value: T): T {
 }
 
 /** A snapshot with its secrets in clear: for the agent that runs the job, and nobody else. */
-export function openTree<T>(box: SecretBox, value: T): T {
+export function openTree<T>(box: RecordSecrets, value: T): T {
   return mapTree(value, (sealed) => box.openJson(sealed.$sealed)) as T;
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
-import type { SecretBox } from '../../db/secrets';
+import type { RecordSecrets } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
 import { moveDispatchedJob } from '../../db/jobMoves';
 import { openTree } from '../../db/sensitiveValues';
@@ -30,7 +30,8 @@ export interface DispatchStep {
 
 export interface DispatchDeps {
   em: EntityManager;
-  secrets: SecretBox;
+  /** The job's release's sealed values. */
+  secrets: RecordSecrets;
 }
 
 /** One look at a pushed job's remote run: `done` once the job has ended; `changed` if the job moved. */
@@ -55,7 +56,11 @@ export interface JobDispatcher {
  * The agent type's own fields of a job's merged configuration (the merge also holds variables and
  * the release context), parsed with the type's schema; secrets opened.
  */
-export function agentConfigOf<S extends z.ZodObject>(schema: S, job: Job, secrets: SecretBox): z.output<S> {
+export function agentConfigOf<S extends z.ZodObject>(
+  schema: S,
+  job: Job,
+  secrets: RecordSecrets,
+): z.output<S> {
   // Only the agent's own keys are opened: the rest of the snapshot holds sealed variables it never reads.
   const own = Object.keys(schema.shape);
   const mine = Object.fromEntries(Object.entries(job.jobAgentConfig).filter(([key]) => own.includes(key)));

@@ -3,7 +3,8 @@ import { migrate, openDatabase, type Database } from '../../db/database';
 import { ApiKeyStore, type ApiKeySummary } from '../../db/stores/apiKeys';
 import { WorkspaceStore } from '../../db/stores/workspaces';
 import type { Config } from '../config';
-import { readRuntimeState } from '../state';
+import { resealLegacyValues } from '../../db/reseal';
+import { readRuntimeState, secretBoxFor } from '../state';
 
 /**
  * The database the admin commands talk to: DATABASE_URL, else the one a running `flightdeck start`
@@ -124,5 +125,22 @@ export async function revokeApiKeyCommand(
   );
   process.stdout.write(
     `API key ${revoked.id} (${revoked.name}, ${revoked.keyPrefix}…) revoked at ${when(revoked.revokedAt)}\n`,
+  );
+}
+
+/** Rewrites every value sealed before ciphertexts were bound to their workspace and record. */
+export async function resealCommand(config: Config): Promise<void> {
+  const box = secretBoxFor(config, { generate: false, existing: true });
+  const reports = await withDatabase(config, (orm) =>
+    resealLegacyValues(orm.em.fork() as EntityManager, box),
+  );
+  for (const report of reports) {
+    process.stdout.write(
+      `${report.table.padEnd(26)} ${report.rows} row(s), ${report.values} value(s) resealed\n`,
+    );
+  }
+  const total = reports.reduce((sum, report) => sum + report.values, 0);
+  process.stdout.write(
+    total > 0 ? `Resealed ${total} value(s).\n` : 'Nothing to reseal: every sealed value is bound.\n',
   );
 }

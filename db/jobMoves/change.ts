@@ -78,6 +78,10 @@ export async function changeJobStatus(
     };
     const job = await tx.findOne(JobSchema, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!job) throw new NotFoundError('job', jobId);
+    // An agent resending the final report whose answer it lost: that report ended the claim, and
+    // repeating it changes nothing, so it is answered like the first one rather than as stale.
+    const resent = change.claimId !== undefined && change.status === job.status;
+    if (resent && isTerminalJobStatus(job.status)) return job;
     const claim = await fenceClaim(tx, jobId, change.claimId);
     const status = change.status ?? job.status;
     if (change.from && !change.from.includes(job.status)) {

@@ -42,7 +42,7 @@ export class DeploymentStore {
             jobAgents: (input.jobAgents ?? []).map((entry, index) => ({
               ...entry,
               config: sealConfig(
-                this.secrets,
+                this.secrets.forRecord(workspaceId, 'deployment', id),
                 entry.config,
                 existing?.jobAgents.find((previous) => previous.ref === entry.ref)?.config,
                 `body.jobAgents[${index}].config`,

@@ -41,7 +41,9 @@ export class GithubWebhookStore {
     },
   ): Promise<WebhookOutcome> {
     const agent = await this.em.findOne(JobAgentSchema, { id: jobAgentId, workspaceId, type: 'github-app' });
-    const secret = agent ? openConfig(this.secrets, agent.config).webhook_secret : undefined;
+    const secret = agent
+      ? openConfig(this.secrets.forRecord(workspaceId, 'job_agent', agent.id), agent.config).webhook_secret
+      : undefined;
     if (!agent || typeof secret !== 'string')
       throw new NotFoundError('GitHub webhook of job agent', jobAgentId);
     if (!isValidWebhookSignature(secret, delivery.rawBody, delivery.signature)) {

@@ -29,7 +29,12 @@ export class JobAgentStore {
       const fields = {
         name: input.name,
         type: input.type,
-        config: sealConfig(this.secrets, input.config, existing?.config, 'body.config'),
+        config: sealConfig(
+          this.secrets.forRecord(workspaceId, 'job_agent', id),
+          input.config,
+          existing?.config,
+          'body.config',
+        ),
         metadata: input.metadata ?? {},
       };
       const record = existing

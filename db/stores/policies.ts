@@ -57,7 +57,7 @@ export class PolicyStore {
             metadata: input.metadata ?? {},
             // Every rule keeps a stable id, so approvals and evaluations can refer to it.
             rules: sealProbeHeaders(
-              this.secrets,
+              this.secrets.forRecord(workspaceId, 'policy', id),
               (input.rules ?? []).map((rule) => ({ ...rule, id: rule.id ?? newId() })),
               existing?.rules ?? [],
             ),

@@ -8,7 +8,7 @@ import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities'
 import { newId } from '../ids';
 import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
-import { openTree } from '../sensitiveValues';
+import { openTree, releaseSecrets } from '../sensitiveValues';
 
 /** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
 export interface PollItem {
@@ -134,11 +134,12 @@ export class PullStore {
     }
     const job = await this.em.findOneOrFail(JobSchema, { id: jobId });
     try {
+      const secrets = releaseSecrets(this.secrets, job);
       return {
         job: {
           ...job,
-          jobAgentConfig: openTree(this.secrets, job.jobAgentConfig),
-          dispatchContext: openTree(this.secrets, job.dispatchContext),
+          jobAgentConfig: openTree(secrets, job.jobAgentConfig),
+          dispatchContext: openTree(secrets, job.dispatchContext),
         },
         lease: outcome.lease,
       };
@@ -221,7 +222,8 @@ export class PullStore {
       { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 100 },
     );
     return jobs.map((job) => {
-      const context = openTree(this.secrets, job.dispatchContext) as {
+      const secrets = releaseSecrets(this.secrets, job);
+      const context = openTree(secrets, job.dispatchContext) as {
         release: { id: string };
         version: { tag: string; config: Record<string, unknown> };
         environment: { name: string };
@@ -242,7 +244,7 @@ export class PullStore {
             ]),
           ),
         },
-        jobAgentConfig: openTree(this.secrets, job.jobAgentConfig),
+        jobAgentConfig: openTree(secrets, job.jobAgentConfig),
       };
     });
   }

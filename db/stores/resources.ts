@@ -103,7 +103,7 @@ export class ResourceStore {
     const before = created ? undefined : selectorFacts(pickFields(resource));
     em.assign(resource, fields);
     await em.flush();
-    if (variables) await this.replaceVariables(em, resource.id, variables);
+    if (variables) await this.replaceVariables(em, resource, variables);
     if (before !== selectorFacts(fields)) {
       await syncReleaseTargets(em, resource.workspaceId, { resources: [{ id: resource.id, ...fields }] });
     }
@@ -113,9 +113,10 @@ export class ResourceStore {
   /** The resource's variables become exactly `variables`, through the unit of work. */
   private async replaceVariables(
     em: EntityManager,
-    resourceId: string,
+    { id: resourceId, workspaceId }: Resource,
     variables: ResourceVariableInput[],
   ): Promise<void> {
+    const secrets = this.secrets.forRecord(workspaceId, 'resource', resourceId);
     const stored = new Map((await em.find(ResourceVariableSchema, { resourceId })).map((v) => [v.key, v]));
     variables.forEach((variable, index) => {
       const current = stored.get(variable.key);
@@ -132,7 +133,7 @@ export class ResourceStore {
         }
         value = current.value;
       } else {
-        value = storeValue(this.secrets, variable.value, variable.sensitive);
+        value = storeValue(secrets, variable.value, variable.sensitive);
       }
       if (current) em.assign(current, { value, sensitive: variable.sensitive });
       else

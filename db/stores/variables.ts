@@ -40,8 +40,12 @@ export class VariableStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  /** A literal as stored: sealed when sensitive; the marker `{"sensitive": true}` keeps what is stored. */
+  /**
+   * A literal as stored: sealed as its deployment's when sensitive; the marker `{"sensitive": true}`
+   * keeps what is stored.
+   */
   private literal(
+    owner: { workspaceId: string; deploymentId: string },
     value: unknown,
     sensitive: boolean,
     stored: unknown,
@@ -56,7 +60,11 @@ export class VariableStore {
       }
       return stored;
     }
-    return storeValue(this.secrets, value, sensitive);
+    return storeValue(
+      this.secrets.forRecord(owner.workspaceId, 'deployment', owner.deploymentId),
+      value,
+      sensitive,
+    );
   }
 
   upsertVariable(
@@ -82,6 +90,7 @@ export class VariableStore {
           input.defaultValue === undefined
             ? null
             : this.literal(
+                { workspaceId, deploymentId },
                 input.defaultValue,
                 sensitive,
                 existing?.defaultValue,
@@ -170,7 +179,14 @@ export class VariableStore {
       value:
         input.reference !== undefined
           ? null
-          : this.literal(input.value, sensitive, existing?.value, existing?.sensitive ?? false, 'body.value'),
+          : this.literal(
+              variable,
+              input.value,
+              sensitive,
+              existing?.value,
+              existing?.sensitive ?? false,
+              'body.value',
+            ),
     };
     const record = existing
       ? this.em.assign(existing, fields)

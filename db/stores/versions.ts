@@ -51,8 +51,9 @@ export class VersionStore {
       () =>
         this.em.transactional(async (em) => {
           await findOwned(em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
+          const id = newId();
           const version = em.create(DeploymentVersionSchema, {
-            id: newId(),
+            id,
             workspaceId,
             deploymentId,
             tag: input.tag,
@@ -60,7 +61,7 @@ export class VersionStore {
             status: input.status ?? 'ready',
             config: input.config ?? {},
             jobAgentConfig: sealConfig(
-              this.secrets,
+              this.secrets.forRecord(workspaceId, 'version', id),
               input.jobAgentConfig ?? {},
               undefined,
               'body.jobAgentConfig',
@@ -94,7 +95,7 @@ export class VersionStore {
           em.assign(version, fields);
           if (jobAgentConfig) {
             version.jobAgentConfig = sealConfig(
-              this.secrets,
+              this.secrets.forRecord(workspaceId, 'version', version.id),
               jobAgentConfig,
               version.jobAgentConfig,
               'body.jobAgentConfig',

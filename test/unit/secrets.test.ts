@@ -1,22 +1,53 @@
+import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../db/secrets';
+import { legacySeal } from '../helpers/legacySeal';
 
 describe('SecretBox', () => {
-  const box = SecretBox.fromString(SecretBox.generateKey());
+  const key = randomBytes(32);
+  const box = new SecretBox(key);
+  const workspace = '01a21103-0000-7000-8000-000000000001';
+  const agent = box.forRecord(workspace, 'job_agent', '01a21103-0000-7000-8000-0000000000a1');
 
   it('round-trips values and never repeats a ciphertext', () => {
-    const sealed = box.sealJson({ password: 'hunter2' });
+    const sealed = agent.sealJson({ password: 'hunter2' });
     expect(SecretBox.isSealed(sealed)).toBe(true);
+    expect(sealed).toMatch(/^fd2:/);
     expect(sealed).not.toContain('hunter2');
-    expect(box.openJson(sealed)).toEqual({ password: 'hunter2' });
-    expect(box.seal('same')).not.toBe(box.seal('same'));
+    expect(agent.openJson(sealed)).toEqual({ password: 'hunter2' });
+    expect(agent.seal('same')).not.toBe(agent.seal('same'));
   });
 
   it('refuses a value sealed with another key, or tampered with', () => {
-    const other = SecretBox.fromString(SecretBox.generateKey());
-    expect(() => other.open(box.seal('x'))).toThrow();
-    const sealed = box.seal('payload');
+    const other = SecretBox.fromString(SecretBox.generateKey()).forRecord(workspace, 'job_agent', 'a');
+    expect(() => other.open(agent.seal('x'))).toThrow(/cannot be opened/);
+    const sealed = agent.seal('payload');
     const tampered = sealed.slice(0, -4) + (sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    expect(() => box.open(tampered)).toThrow();
+    expect(() => agent.open(tampered)).toThrow(/cannot be opened/);
+  });
+
+  it('opens a value only for the workspace and record it was sealed for', () => {
+    const sealed = agent.seal('token');
+    const elsewhere = [
+      box.forRecord(
+        '01a21103-0000-7000-8000-000000000002',
+        'job_agent',
+        '01a21103-0000-7000-8000-0000000000a1',
+      ),
+      box.forRecord(workspace, 'job_agent', '01a21103-0000-7000-8000-0000000000a2'),
+      box.forRecord(workspace, 'deployment', '01a21103-0000-7000-8000-0000000000a1'),
+    ];
+    for (const record of elsewhere) expect(() => record.open(sealed)).toThrow(/cannot be opened/);
+    expect(box.forRecord(workspace, 'job_agent', '01a21103-0000-7000-8000-0000000000a1').open(sealed)).toBe(
+      'token',
+    );
+  });
+
+  it('still opens values sealed before binding, which are marked legacy', () => {
+    const legacy = legacySeal(box, JSON.stringify('old secret'));
+    expect(SecretBox.isSealed(legacy)).toBe(true);
+    expect(SecretBox.isLegacy(legacy)).toBe(true);
+    expect(SecretBox.isLegacy(agent.seal('new'))).toBe(false);
+    expect(agent.openJson(legacy)).toBe('old secret');
   });
 
   it('accepts hex and base64 keys of 32 bytes only', () => {

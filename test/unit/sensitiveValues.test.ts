@@ -4,7 +4,7 @@ import { ValidationError } from '../../domain/errors';
 
 /** Issue 13 (13): what is sensitive is enforced, at any depth, and probe headers are secrets. */
 describe('sensitive values', () => {
-  const box = new SecretBox(Buffer.alloc(32, 3));
+  const box = new SecretBox(Buffer.alloc(32, 3)).forRecord('w', 'policy', 'p');
 
   it('seals top-level secrets and refuses a secret key deeper in a configuration', () => {
     const sealed = sealConfig(box, { token: 't0p', owner: 'acme' }, undefined, 'body.config');

@@ -12,8 +12,9 @@ import { startTestTemporalServer, type TestTemporalServer } from '../../helpers/
 /**
  * Scale-out (issue 7): two API processes and two worker processes on one Temporal server and one
  * PostgreSQL. A version fans out to RESOURCES release targets; 16 pull agents claim through both
- * APIs; midway, one API and one worker die by SIGKILL. Every job must be handed out exactly once,
- * every release must end, and both APIs and both workers must have served work before the kills.
+ * APIs; midway, one API and one worker die by SIGKILL. Every job must be completed exactly once (and
+ * handed out again only after its lease expired), every release must end, and both APIs and both
+ * workers must have served work before the kills.
  * With TEMPORAL_FULL=1 it runs on a full Temporal server persisting to PostgreSQL (built from Go
  * modules on first use) instead of the dev server.
  */
@@ -103,7 +104,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
     return identities[0]!.filter((identity) => identities[1]!.includes(identity));
   }
 
-  it('hands every job out once and ends every release through the kill -9 of one API and one worker', async () => {
+  it('completes every job once and ends every release through the kill -9 of one API and one worker', async () => {
     const apis = [await startApi('api-1'), await startApi('api-2')];
     const workers = [spawnRole('worker-1', ['worker']), spawnRole('worker-2', ['worker'])];
     for (const api of apis) {
@@ -159,6 +160,8 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
     // 16 agents: even ones start on api-1, odd ones on api-2; each moves to the other API when its
     // own stops answering. A claim whose answer is lost is not the agent's: its lease expires.
     const handouts: Handout[] = [];
+    const completions: string[] = [];
+    const expired: Handout[] = [];
     const dead = new Set<string>();
     let lostAnswers = 0;
     let finished = false;
@@ -177,18 +180,31 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
         throw Object.assign(new Error(`${url} went away`), { lost: true });
       }
     };
-    /** Reports success until some API has recorded it (a lost answer may have been recorded). */
-    const reportSuccess = async (agent: number, jobId: string, claimId: string) => {
+    /**
+     * Reports success until some API has recorded it (a resent report whose first answer was lost
+     * is answered 202 again). A 409 stale_claim means the lease expired first (the job went back to
+     * the queue for another agent): that handout is counted as expired, with what the job says.
+     */
+    const reportSuccess = async (agent: number, handout: Handout, claimId: string) => {
       for (;;) {
         try {
-          const done = await send(agent, 'PUT', `/jobs/${jobId}/status`, {
+          const done = await send<{ code?: string }>(agent, 'PUT', `/jobs/${handout.jobId}/status`, {
             status: 'successful',
             claim_id: claimId,
           });
-          if (done.status === 202) return;
-          const job = await send<{ status: string }>(agent, 'GET', `/jobs/${jobId}`);
-          if (job.body.status === 'successful') return;
-          throw new Error(`status answered ${done.status}: ${JSON.stringify(done.body)}`);
+          if (done.status === 202) return completions.push(handout.jobId);
+          if (done.status !== 409 || done.body.code !== 'stale_claim')
+            throw new Error(`status answered ${done.status}: ${JSON.stringify(done.body)}`);
+          const job = await send<{ job: { status: string; message: string | null } }>(
+            agent,
+            'GET',
+            `/jobs/${handout.jobId}`,
+          );
+          expired.push(handout);
+          report(
+            `lease of job ${handout.jobId} (agent ${agent}) expired ${Date.now() - handout.at} ms after its claim; the job is ${job.body.job.status}: ${job.body.job.message}`,
+          );
+          return;
         } catch (error) {
           if (!(error as { lost?: boolean }).lost) throw error;
         }
@@ -215,13 +231,14 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
           );
           if (claim.status === 409) continue;
           if (claim.status !== 200) throw new Error(`claim answered ${claim.status}`);
-          handouts.push({ jobId: job.id, agent, api: claim.url, at: Date.now() });
+          const handout = { jobId: job.id, agent, api: claim.url, at: Date.now() };
+          handouts.push(handout);
           await new Promise((resolve) => setTimeout(resolve, WORK_MS / 2));
           await send(agent, 'POST', `/jobs/${job.id}/heartbeat`, { claim_id: claim.body.claim_id }).catch(
             () => undefined,
           );
           await new Promise((resolve) => setTimeout(resolve, WORK_MS / 2));
-          await reportSuccess(agent, job.id, claim.body.claim_id);
+          await reportSuccess(agent, handout, claim.body.claim_id);
         } catch (error) {
           if (!(error as { lost?: boolean }).lost) throw error;
           lostAnswers++;
@@ -281,8 +298,13 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
     expect(jobs.items).toHaveLength(RESOURCES);
     expect(jobs.items.every((job) => job.status === 'successful')).toBe(true);
     expect(new Set(jobs.items.map((job) => job.releaseId)).size).toBe(RESOURCES);
-    expect(handouts).toHaveLength(RESOURCES);
-    expect(new Set(handouts.map((handout) => handout.jobId)).size).toBe(RESOURCES);
+    // Each job completed by exactly one agent; a job handed out again only after its lease expired
+    // (none, unless the machine stalled an agent's report past LEASE_SECONDS).
+    expect(completions).toHaveLength(RESOURCES);
+    expect(new Set(completions).size).toBe(RESOURCES);
+    expect(handouts).toHaveLength(RESOURCES + expired.length);
+    for (const lapsed of expired)
+      expect(handouts.some((h) => h.jobId === lapsed.jobId && h.at > lapsed.at)).toBe(true);
     expect(releases).toHaveLength(RESOURCES);
 
     // Who served what before the kills: claims per API, and workflow and activity tasks per worker
@@ -316,7 +338,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
       );
     }
     report(
-      `${RESOURCES} jobs handed out once each and ${RESOURCES} releases succeeded in ${seconds.toFixed(1)} s; ${lostAnswers} answers lost with the killed API`,
+      `${RESOURCES} jobs completed once each (${handouts.length} handouts, ${expired.length} leases expired) and ${RESOURCES} releases succeeded in ${seconds.toFixed(1)} s; ${lostAnswers} answers lost with the killed API`,
     );
 
     for (const api of apis)

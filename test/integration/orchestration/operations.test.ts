@@ -318,7 +318,7 @@ describe('release operations', () => {
         .fork()
         .getConnection()
         .execute<{ text: string }[]>(`SELECT rules::text AS text FROM policy WHERE id = ?`, [policyId]);
-      expect(kept[0]!.text).toContain('fd1:');
+      expect(kept[0]!.text).toContain('fd2:');
     });
 
     it('fails the release when a verification fails', async () => {

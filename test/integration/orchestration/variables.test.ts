@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openTree } from '../../../db/sensitiveValues';
+import { openTree, releaseSecrets } from '../../../db/sensitiveValues';
 import { recordsApi, type Job } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -148,7 +148,10 @@ describe('variables in the dispatch context', () => {
       expect(variablesOf(resource).API_TOKEN).toEqual({ sensitive: true });
       expect(job.dispatchContext.jobAgentConfig).toMatchObject({ API_TOKEN: { sensitive: true } });
       expect(JSON.stringify(job.stored)).not.toContain(secret);
-      const opened = openTree(stack.secrets, job.stored) as { variables: Record<string, unknown> };
+      const opened = openTree(
+        releaseSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId }),
+        job.stored,
+      ) as { variables: Record<string, unknown> };
       expect(opened.variables.API_TOKEN).toBe(secret);
     }
   });

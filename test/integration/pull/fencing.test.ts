@@ -6,7 +6,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 /**
  * Issue 13 (6, 7): a claim id, whenever one is given, must be the job's current claim, even for an
  * agent that does not enforce claim ids; a cancelled job's claim is gone, so its next heartbeat
- * answers 409 with its status; a status report and a lease expiry racing each other never deadlock
+ * answers 409 with its status; a final report resent after its answer was lost is answered again; a
+ * status report and a lease expiry racing each other never deadlock
  * and never both win.
  */
 describe('pull agents, fencing of stale claims', () => {
@@ -62,6 +63,26 @@ describe('pull agents, fencing of stale claims', () => {
     expect(current.status).toBe(200);
   });
 
+  it('answers a resent final report like the first one, though that report ended the claim', async () => {
+    const job = agent.jobs[13]!;
+    const claimId = await claim(job.id);
+    const report = () =>
+      stack.http
+        .put(`${ws}/jobs/${job.id}/status`)
+        .set(stack.auth)
+        .send({ status: 'successful', message: 'done', claim_id: claimId });
+    const first = await report();
+    expect(first.status).toBe(202);
+    const again = await report();
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ status: 'successful', completedAt: first.body.completedAt });
+    const otherStatus = await stack.http
+      .put(`${ws}/jobs/${job.id}/status`)
+      .set(stack.auth)
+      .send({ status: 'failure', claim_id: claimId });
+    expect(otherStatus.status).toBe(409);
+  });
+
   it("ends a cancelled job's claim: the next heartbeat answers 409 with the job's status", async () => {
     const job = agent.jobs[1]!;
     const claimId = await claim(job.id);
@@ -77,7 +98,7 @@ describe('pull agents, fencing of stale claims', () => {
   });
 
   it('lets a report and an expiry race without a deadlock, and exactly one of them wins', async () => {
-    for (const job of agent.jobs.slice(2)) {
+    for (const job of agent.jobs.slice(2, 13)) {
       const claimId = await claim(job.id);
       await em().execute(
         `UPDATE job_claim SET claim_expires_at = now() - interval '1 second' WHERE job_id = ?`,

@@ -179,10 +179,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
 
       const stored = await storedVariables(api.id);
       expect(stored).toEqual([
-        { key: 'password', value: expect.stringMatching(/^fd1:/), sensitive: true },
+        { key: 'password', value: expect.stringMatching(/^fd2:/), sensitive: true },
         { key: 'region', value: 'eu-central-1', sensitive: false },
       ]);
-      expect(stack.secrets.openJson(stored[0]!.value as string)).toBe('hunter2');
+      expect(
+        stack.secrets.forRecord(stack.workspaceId, 'resource', api.id).openJson(stored[0]!.value as string),
+      ).toBe('hunter2');
       expect(JSON.stringify(res.body)).not.toContain('hunter2');
 
       const read = await stack.http.get(byId(api.id)).set(stack.auth).expect(200);
@@ -534,8 +536,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
 
         if (secret) {
           const stored = await storedConfig(id);
-          expect(stored[secret.key]).toEqual(expect.stringMatching(/^fd1:/));
-          expect(stack.secrets.open(stored[secret.key] as string)).toBe(secret.plaintext);
+          expect(stored[secret.key]).toEqual(expect.stringMatching(/^fd2:/));
+          expect(
+            stack.secrets.forRecord(stack.workspaceId, 'job_agent', id).open(stored[secret.key] as string),
+          ).toBe(secret.plaintext);
           expect(JSON.stringify(created.body)).not.toContain(secret.plaintext);
         }
 
@@ -579,7 +583,9 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .expect(200);
       const rotated = await storedConfig(id);
       expect(rotated.api_key).not.toBe(sealedBefore);
-      expect(stack.secrets.open(rotated.api_key as string)).toBe('rotated-secret');
+      expect(
+        stack.secrets.forRecord(stack.workspaceId, 'job_agent', id).open(rotated.api_key as string),
+      ).toBe('rotated-secret');
     });
 
     it('refuses {"sensitive": true} when no secret is stored, and writes nothing', async () => {
@@ -918,6 +924,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
     });
 
     it('seals a sensitive default and value, shows them as {"sensitive": true}, and keeps them on the marker', async () => {
+      const checkoutSecrets = () => stack.secrets.forRecord(stack.workspaceId, 'deployment', checkoutId);
       const variable = await stack.http
         .put(variablePath(checkoutId, apiTokenId))
         .set(stack.auth)
@@ -928,8 +935,8 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         'SELECT default_value FROM deployment_variable WHERE id = ?',
         [apiTokenId],
       );
-      expect(storedVariable!.default_value).toMatch(/^fd1:/);
-      expect(stack.secrets.openJson(storedVariable!.default_value)).toBe('default-secret');
+      expect(storedVariable!.default_value).toMatch(/^fd2:/);
+      expect(checkoutSecrets().openJson(storedVariable!.default_value)).toBe('default-secret');
 
       const value = await stack.http
         .put(valuePath(checkoutId, apiTokenId, valueIds.token))
@@ -944,8 +951,8 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           ])
         )[0]!.value;
       const sealed = await sealedValue();
-      expect(sealed).toMatch(/^fd1:/);
-      expect(stack.secrets.openJson(sealed)).toBe('value-secret');
+      expect(sealed).toMatch(/^fd2:/);
+      expect(checkoutSecrets().openJson(sealed)).toBe('value-secret');
 
       const keptValue = await stack.http
         .put(valuePath(checkoutId, apiTokenId, valueIds.token))

@@ -696,9 +696,11 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       const [stored] = await storedJobAgents(created.body.id);
       const sealedToken = stored!.config.token;
       expect(typeof sealedToken).toBe('string');
-      expect(sealedToken as string).toMatch(/^fd1:/);
+      expect(sealedToken as string).toMatch(/^fd2:/);
       expect(sealedToken).not.toContain('ghp_plaintext_token');
-      expect(stack.secrets.open(sealedToken as string)).toBe('ghp_plaintext_token');
+      expect(
+        stack.secrets.forRecord(stack.workspaceId, 'deployment', created.body.id).open(sealedToken as string),
+      ).toBe('ghp_plaintext_token');
       expect(stored!.config.repo).toBe('acme/web');
     });
 
@@ -718,7 +720,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       ]);
       const stored = await storedJobAgents(created.body.id);
       expect(stored).toEqual([
-        { ref: 'terraform-cloud', config: { workspace: 'infra', token: expect.stringMatching(/^fd1:/) } },
+        { ref: 'terraform-cloud', config: { workspace: 'infra', token: expect.stringMatching(/^fd2:/) } },
       ]);
 
       const withoutConfig = await createDeployment({ jobAgent: { ref: 'argo' } });
@@ -772,7 +774,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       });
       const [kept] = await storedJobAgents(id);
       expect(kept!.config.token).toBe(sealedAtCreate!.config.token);
-      expect(stack.secrets.open(kept!.config.token as string)).toBe('first-secret');
+      const secrets = stack.secrets.forRecord(stack.workspaceId, 'deployment', id);
+      expect(secrets.open(kept!.config.token as string)).toBe('first-secret');
 
       await stack.http
         .put(`${base()}/deployments/${id}`)
@@ -780,8 +783,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .send({ name, slug, jobAgents: [{ ref: 'github', config: { token: 'second-secret' } }] })
         .expect(200);
       const [rotated] = await storedJobAgents(id);
-      expect(rotated!.config.token).toMatch(/^fd1:/);
-      expect(stack.secrets.open(rotated!.config.token as string)).toBe('second-secret');
+      expect(rotated!.config.token).toMatch(/^fd2:/);
+      expect(secrets.open(rotated!.config.token as string)).toBe('second-secret');
     });
 
     it('finds a deployment by name, and answers 409 when two deployments share the name', async () => {
@@ -1172,7 +1175,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         return rows[0]!.token;
       };
       const sealed = await storedToken();
-      expect(sealed).toMatch(/^fd1:/);
+      expect(sealed).toMatch(/^fd2:/);
 
       const patched = await stack.http
         .patch(`${base()}/deployment-versions/${created.body.id}`)
@@ -1181,7 +1184,9 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .expect(202);
       expect(patched.body.jobAgentConfig).toEqual({ ref: 'release', token: REDACTED });
       expect(await storedToken()).toBe(sealed);
-      expect(stack.secrets.open(sealed)).toBe('version-secret');
+      expect(stack.secrets.forRecord(stack.workspaceId, 'version', created.body.id).open(sealed)).toBe(
+        'version-secret',
+      );
     });
 
     it('moves building → failed through the /deploymentversions alias, and ready → failed (202)', async () => {

@@ -1,21 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SecretBox } from '../../../db/secrets';
+import { releaseSecrets } from '../../../db/sensitiveValues';
+import { legacySeal } from '../../helpers/legacySeal';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * Issue 13 (5, 9): the sealed-value marker is refused in every request, so nobody can plant a
- * ciphertext for a claim to decrypt; a stored secret that does not open never makes a claim answer
- * 500 nor leaves its job claimed: the claim answers 409 and the job stays queued.
+ * ciphertext for a claim to decrypt; each ciphertext is bound to its workspace and record, so one
+ * copied into another job (from another workspace, or another release of the same one) does not
+ * open even under the server's own key; a stored secret that does not open never makes a claim
+ * answer 500 nor leaves its job claimed: the claim answers 409 and the job stays queued.
  */
 describe('sealed values', () => {
   let stack: TestStack;
   let agent: PullFixture;
-  const planted = { $sealed: new SecretBox(Buffer.alloc(32, 7)).sealJson('someone else’s secret') };
+  const otherKey = new SecretBox(Buffer.alloc(32, 7));
+  const planted = {
+    $sealed: otherKey.forRecord('01a21103-0000-7000-8000-000000000009', 'release', 'r').sealJson('secret'),
+  };
 
   beforeAll(async () => {
     stack = await startTestStack();
-    agent = await pullFixture(stack, 'sealed', { config: { leaseSeconds: 30 }, resources: 1 });
+    agent = await pullFixture(stack, 'sealed', { config: { leaseSeconds: 30 }, resources: 2 });
   });
   afterAll(() => stack.close());
 
@@ -49,11 +56,23 @@ describe('sealed values', () => {
 
   it('answers 409 for a claim whose secrets do not open, and leaves the job queued and unclaimed', async () => {
     const job = agent.jobs[0]!;
+    expect(agent.jobs[1]!.releaseId).not.toBe(job.releaseId);
     const [stored] = await em().execute<{ job_agent_config: object }[]>(
       'SELECT job_agent_config FROM job WHERE id = ?',
       [job.id],
     );
-    for (const broken of [planted, { $sealed: 'fd1:AAAA' }, { $sealed: 'fd1:!!not base64!!' }]) {
+    const [job0, job1] = [agent.jobs[0]!, agent.jobs[1]!];
+    const bound = (workspaceId: string, releaseId: string) => ({
+      $sealed: releaseSecrets(stack.secrets, { workspaceId, releaseId }).sealJson('copied secret'),
+    });
+    const anotherWorkspace = '01a21103-0000-7000-8000-00000000beef';
+    for (const broken of [
+      planted,
+      bound(anotherWorkspace, job0.releaseId),
+      bound(stack.workspaceId, job1.releaseId),
+      { $sealed: 'fd1:AAAA' },
+      { $sealed: 'fd2:!!not base64!!' },
+    ]) {
       await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
         JSON.stringify({ broken }),
         job.id,
@@ -78,5 +97,20 @@ describe('sealed values', () => {
       .post(`${ws()}/job-agents/${agent.agentId}/jobs/${job.id}/claim`)
       .set(stack.auth);
     expect(claimed.status).toBe(200);
+  });
+
+  it("opens a value bound to the job's own release, and one sealed before binding", async () => {
+    const job = agent.jobs[1]!;
+    const legacy = legacySeal(stack.secrets, JSON.stringify('legacy secret'));
+    const own = releaseSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId });
+    await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
+      JSON.stringify({ own: { $sealed: own.sealJson('own secret') }, legacy: { $sealed: legacy } }),
+      job.id,
+    ]);
+    const claimed = await stack.http
+      .post(`${ws()}/job-agents/${agent.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.jobAgentConfig).toMatchObject({ own: 'own secret', legacy: 'legacy secret' });
   });
 });

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { resealLegacyValues } from '../../../db/reseal';
+import { SecretBox } from '../../../db/secrets';
+import { releaseSecrets } from '../../../db/sensitiveValues';
+import { legacySeal } from '../../helpers/legacySeal';
+import { pullFixture, type PullFixture } from '../../helpers/pull';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/**
+ * Issue 13 (5): values sealed before binding (`fd1:`) are rewritten by `flightdeck admin reseal`
+ * bound to their workspace and owner (`fd2:`), in every table that holds them; a plain string that
+ * only looks sealed stays; a second run finds nothing; the job still hands out the same secrets.
+ */
+describe('admin reseal', () => {
+  let stack: TestStack;
+  let agent: PullFixture;
+  const variableId = randomUUID();
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    agent = await pullFixture(stack, 'reseal', { config: { leaseSeconds: 30 }, resources: 1 });
+    await stack.http
+      .put(`/v1/workspaces/${stack.workspaceId}/deployments/${agent.deploymentId}/variables/${variableId}`)
+      .set(stack.auth)
+      .send({ key: 'DB_PASSWORD', defaultValue: 'bound already', sensitive: true })
+      .expect(201);
+  });
+  afterAll(() => stack.close());
+
+  const em = () => stack.orm.em.fork() as EntityManager;
+  const legacy = (value: unknown) => legacySeal(stack.secrets, JSON.stringify(value));
+
+  it('rewrites every legacy value bound to its owner, leaves look-alikes, and is idempotent', async () => {
+    const job = agent.jobs[0]!;
+    await em().execute(`UPDATE job_agent SET config = config || ?::jsonb WHERE id = ?`, [
+      JSON.stringify({ token: legacySeal(stack.secrets, 'agent-token') }),
+      agent.agentId,
+    ]);
+    await em().execute(`UPDATE deployment_variable SET default_value = ?::jsonb WHERE id = ?`, [
+      JSON.stringify(legacy('db-password')),
+      variableId,
+    ]);
+    await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
+      JSON.stringify({ old: { $sealed: legacy('job secret') }, plain: 'fd1:not-a-secret' }),
+      job.id,
+    ]);
+
+    const reports = await resealLegacyValues(em(), stack.secrets);
+    const resealed = Object.fromEntries(reports.map((report) => [report.table, report.values]));
+    expect(resealed).toMatchObject({ job_agent: 1, deployment_variable: 1, job: 1, policy: 0 });
+
+    const [agentRow] = await em().execute<{ config: { token: string } }[]>(
+      'SELECT config FROM job_agent WHERE id = ?',
+      [agent.agentId],
+    );
+    expect(agentRow!.config.token).toMatch(/^fd2:/);
+    expect(
+      stack.secrets.forRecord(stack.workspaceId, 'job_agent', agent.agentId).open(agentRow!.config.token),
+    ).toBe('agent-token');
+    const [variable] = await em().execute<{ default_value: string }[]>(
+      'SELECT default_value FROM deployment_variable WHERE id = ?',
+      [variableId],
+    );
+    expect(variable!.default_value).toMatch(/^fd2:/);
+    const deploymentSecrets = stack.secrets.forRecord(stack.workspaceId, 'deployment', agent.deploymentId);
+    expect(deploymentSecrets.openJson(variable!.default_value)).toBe('db-password');
+    const [jobRow] = await em().execute<{ job_agent_config: { old: { $sealed: string }; plain: string } }[]>(
+      'SELECT job_agent_config FROM job WHERE id = ?',
+      [job.id],
+    );
+    expect(SecretBox.isLegacy(jobRow!.job_agent_config.old.$sealed)).toBe(false);
+    expect(jobRow!.job_agent_config.plain).toBe('fd1:not-a-secret');
+    const jobSecrets = releaseSecrets(stack.secrets, {
+      workspaceId: stack.workspaceId,
+      releaseId: job.releaseId,
+    });
+    expect(jobSecrets.openJson(jobRow!.job_agent_config.old.$sealed)).toBe('job secret');
+
+    const again = await resealLegacyValues(em(), stack.secrets);
+    expect(again.reduce((sum, report) => sum + report.values, 0)).toBe(0);
+
+    const claimed = await stack.http
+      .post(`/v1/workspaces/${stack.workspaceId}/job-agents/${agent.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.jobAgentConfig).toMatchObject({ old: 'job secret', plain: 'fd1:not-a-secret' });
+  });
+});
