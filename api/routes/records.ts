@@ -11,6 +11,7 @@ import {
   pageOf,
   pageQuery,
   upserted,
+  upsertResponses,
   WorkspaceParams,
 } from '../schemas/common';
 
@@ -49,7 +50,7 @@ export interface RecordRoutesSpec<R> {
 
 /**
  * The routes every workspace record has: POST (where records are created without an id), list,
- * GET, PUT with a client-chosen id (201 created, 200 replaced) and DELETE (202).
+ * GET, PUT with a client-chosen id (202, created or replaced) and DELETE (202).
  */
 export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
   const one = `${spec.collection}/{${spec.idParam}}`;
@@ -105,11 +106,7 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
       auth: 'apiKey',
       params: spec.params,
       body: spec.body,
-      responses: {
-        200: { description: 'Replaced', schema: spec.schema },
-        201: { description: 'Created', schema: spec.schema },
-        ...conflict,
-      },
+      responses: { ...upsertResponses(spec.schema), ...conflict },
       async handle(ctx, { params, body }) {
         const result = await spec
           .store(ctx.state.stores)

@@ -10,6 +10,7 @@ import {
   pageOf,
   pageQuery,
   upserted,
+  upsertResponses,
   WorkspaceParams,
 } from '../schemas/common';
 import {
@@ -73,10 +74,7 @@ export const resourceRoutes = [
     auth: 'apiKey',
     params: ResourceIdentifierParams,
     body: UpsertResourceBody,
-    responses: {
-      200: { description: 'Replaced', schema: ResourceSchema },
-      201: { description: 'Created', schema: ResourceSchema },
-    },
+    responses: upsertResponses(ResourceSchema),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.resources.upsertByIdentifier(
         params.workspaceId,

@@ -32,15 +32,10 @@ function linkRoutes(kind: 'deployment' | 'environment'): Route[] {
       tags,
       auth: 'apiKey',
       params,
-      responses: { 200: { description: 'Already linked', schema }, 201: { description: 'Linked', schema } },
+      responses: { 202: { description: 'Linked (or already linked)', schema } },
       async handle(ctx, { params }) {
-        const { created } = await ctx.state.stores.systems.link(
-          params.workspaceId,
-          params.systemId,
-          kind,
-          targetOf(params),
-        );
-        return { status: created ? 201 : 200, body: body(params) };
+        await ctx.state.stores.systems.link(params.workspaceId, params.systemId, kind, targetOf(params));
+        return { status: 202, body: body(params) };
       },
     }),
     route({

@@ -1,5 +1,13 @@
 import { route } from '../route';
-import { accepted, AcceptedSchema, pageOf, pageQuery, pageResponse, upserted } from '../schemas/common';
+import {
+  accepted,
+  AcceptedSchema,
+  pageOf,
+  pageQuery,
+  pageResponse,
+  upserted,
+  upsertResponses,
+} from '../schemas/common';
 import { DeploymentParams } from '../schemas/deployment';
 import {
   DeploymentVariableParams,
@@ -19,9 +27,8 @@ import {
 } from '../schemas/variable';
 
 const tags = ['Variables'];
-const upsertResponses = (schema: typeof VariableSchema | typeof VariableValueSchema) => ({
-  200: { description: 'Replaced', schema },
-  201: { description: 'Created', schema },
+const variableUpsertResponses = (schema: typeof VariableSchema | typeof VariableValueSchema) => ({
+  ...upsertResponses(schema),
   409: { description: 'Duplicate key, or the id belongs to another parent' },
 });
 
@@ -54,7 +61,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: DeploymentVariableParams,
     body: VariableBody,
-    responses: upsertResponses(VariableSchema),
+    responses: variableUpsertResponses(VariableSchema),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.variables.upsertVariable(
         params.workspaceId,
@@ -73,7 +80,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: VariableParams,
     body: VariableAliasBody,
-    responses: upsertResponses(VariableSchema),
+    responses: variableUpsertResponses(VariableSchema),
     async handle(ctx, { params, body }) {
       const { deploymentId, ...input } = body;
       const result = await ctx.state.stores.variables.upsertVariable(
@@ -159,7 +166,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: DeploymentVariableValueParams,
     body: VariableValueBody,
-    responses: upsertResponses(VariableValueSchema),
+    responses: variableUpsertResponses(VariableValueSchema),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.variables.upsertValue(
         params.workspaceId,
@@ -179,7 +186,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: ValueParams,
     body: VariableValueAliasBody,
-    responses: upsertResponses(VariableValueSchema),
+    responses: variableUpsertResponses(VariableValueSchema),
     async handle(ctx, { params, body }) {
       const { deploymentVariableId, ...input } = body;
       const result = await ctx.state.stores.variables.upsertValue(

@@ -25,12 +25,12 @@ export const versionRoutes = [
     params: DeploymentParams,
     body: CreateVersionBody,
     responses: {
-      201: { description: 'The version', schema: DeploymentVersionSchema },
+      200: { description: 'The version', schema: DeploymentVersionSchema },
       409: { description: 'The tag exists for this deployment' },
     },
     async handle(ctx, { params, body }) {
       const version = await ctx.state.stores.versions.create(params.workspaceId, params.deploymentId, body);
-      return { status: 201, body: toDeploymentVersion(version) };
+      return { status: 200, body: toDeploymentVersion(version) };
     },
   }),
   route({

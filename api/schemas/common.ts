@@ -92,9 +92,17 @@ export function accepted(id: string, message: string) {
   return { status: 202, body: { id, message } };
 }
 
-/** 201 when a PUT created the record, 200 when it replaced one. */
-export function upserted<T, U>(result: { record: T; created: boolean }, map: (record: T) => U) {
-  return { status: result.created ? 201 : 200, body: map(result.record) };
+/**
+ * A PUT that creates or replaces answers 202 with the record either way, as Ctrlplane's API does:
+ * what follows from it (release targets, releases) happens after the answer.
+ */
+export function upserted<T, U>(result: { record: T }, map: (record: T) => U) {
+  return { status: 202 as const, body: map(result.record) };
+}
+
+/** The responses of a PUT that creates or replaces. */
+export function upsertResponses<S>(schema: S) {
+  return { 202: { description: 'Created or replaced; what follows from it happens next', schema } };
 }
 
 /** `?cel=` on lists that take a filter. */

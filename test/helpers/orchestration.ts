@@ -55,7 +55,7 @@ export function recordsApi(stack: TestStack) {
     },
     async environment(name: string, resourceSelector: string, systemId: string): Promise<string> {
       const id = (await send('post', '/environments', { name, resourceSelector }, [202])).id;
-      await send('put', `/systems/${systemId}/environments/${id}`, {}, [201]);
+      await send('put', `/systems/${systemId}/environments/${id}`, {}, [202]);
       return id;
     },
     async deployment(
@@ -64,12 +64,12 @@ export function recordsApi(stack: TestStack) {
       options: { resourceSelector?: string; jobAgents?: object[] } = {},
     ): Promise<string> {
       const id = (await send('post', '/deployments', { name: slug, slug, ...options }, [202])).id;
-      await send('put', `/systems/${systemId}/deployments/${id}`, {}, [201]);
+      await send('put', `/systems/${systemId}/deployments/${id}`, {}, [202]);
       return id;
     },
     async agent(name: string, type: string, config: object = {}): Promise<string> {
       const id = randomUUID();
-      await send('put', `/job-agents/${id}`, { name, type, config }, [201]);
+      await send('put', `/job-agents/${id}`, { name, type, config }, [202]);
       return id;
     },
     async resource(
@@ -83,12 +83,12 @@ export function recordsApi(stack: TestStack) {
           'put',
           `/resources/identifier/${encodeURIComponent(identifier)}`,
           { name: identifier, version: 'v1', kind, metadata, ...extra },
-          [200, 201],
+          [202],
         )
       ).id;
     },
     async version(deploymentId: string, tag: string, extra: object = {}): Promise<string> {
-      return (await send('post', `/deployments/${deploymentId}/versions`, { tag, ...extra }, [201])).id;
+      return (await send('post', `/deployments/${deploymentId}/versions`, { tag, ...extra }, [200])).id;
     },
     async policy(body: object): Promise<string> {
       return (await send('post', '/policies', body, [202])).id;

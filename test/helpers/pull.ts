@@ -36,7 +36,7 @@ export async function pullFixture(
       'put',
       `/deployments/${deploymentId}/variables/${randomUUID()}`,
       { key, defaultValue: value },
-      [201],
+      [202],
     );
   }
   for (let n = 0; n < resources; n++) await api.resource(`${name}-node-${n}`, 'service', { pool: name });

@@ -35,7 +35,7 @@ export function pushAgents(stack: TestStack, systemId: string) {
           'put',
           `/deployments/${deploymentId}/variables/${randomUUID()}`,
           { key, defaultValue: sensitive ? (value as { secret: unknown }).secret : value, sensitive },
-          [201],
+          [202],
         );
       }
       await api.resource(`${name}-node`, 'service', { lane: name, ...options.metadata });

@@ -24,7 +24,7 @@ describe('release targets', () => {
 
   async function upsertResource(name: string, kind: string, env: string) {
     const res = await put(`/resources/identifier/${name}`, { name, version: 'v1', kind, metadata: { env } });
-    expect([200, 201]).toContain(res.status);
+    expect([202]).toContain(res.status);
     ids[name] = res.body.id;
     return res;
   }
@@ -64,10 +64,10 @@ describe('release targets', () => {
   it('has none until the deployments and environments share a system', async () => {
     expect(await storedKeys()).toEqual([]);
     for (const name of ['api', 'db'])
-      await put(`/systems/${ids.system}/deployments/${ids[name]}`, {}).expect(201);
+      await put(`/systems/${ids.system}/deployments/${ids[name]}`, {}).expect(202);
     expect(await storedKeys()).toEqual([]);
     for (const name of ['qa', 'dev'])
-      await put(`/systems/${ids.system}/environments/${ids[name]}`, {}).expect(201);
+      await put(`/systems/${ids.system}/environments/${ids[name]}`, {}).expect(202);
   });
 
   it('gives the matrix exactly 4 targets', async () => {
@@ -117,7 +117,7 @@ describe('release targets', () => {
       name: 'api',
       slug: 'api',
       resourceSelector: 'resource.kind != ""',
-    }).expect(200);
+    }).expect(202);
     expect(await storedKeys()).toEqual(
       [
         key('qa-service', 'qa', 'api'),
@@ -132,7 +132,7 @@ describe('release targets', () => {
       name: 'api',
       slug: 'api',
       resourceSelector: 'resource.kind == "service"',
-    }).expect(200);
+    }).expect(202);
     expect(await storedKeys()).toHaveLength(4);
   });
 
@@ -144,7 +144,7 @@ describe('release targets', () => {
     expect(await storedKeys()).toEqual(
       [key('qa-service', 'qa', 'api'), key('qa-database', 'qa', 'db')].sort(),
     );
-    await put(`/systems/${ids.system}/environments/${ids.dev}`, {}).expect(201);
+    await put(`/systems/${ids.system}/environments/${ids.dev}`, {}).expect(202);
     expect(await storedKeys()).toHaveLength(4);
   });
 
@@ -182,7 +182,7 @@ describe('release targets', () => {
       }
     }
     const results = (await Promise.all(writes)) as { status: number }[];
-    expect(results.every((res) => res.status === 200 || res.status === 201)).toBe(true);
+    expect(results.every((res) => res.status === 202)).toBe(true);
 
     const stored = await storedKeys();
     const em = stack.orm.em.fork() as EntityManager;

@@ -27,7 +27,7 @@ describe('version rollout: HTTP → MikroORM → outbox → Temporal workflow �
       .post(`${ws()}/deployments/${deploymentId}/versions`)
       .set(stack.auth)
       .send({ tag: '1.0.0' })
-      .expect(201);
+      .expect(200);
     expect(created.body).toMatchObject({
       status: 'ready',
       rollout: { status: 'pending', completedAt: null },
@@ -67,7 +67,7 @@ describe('version rollout: HTTP → MikroORM → outbox → Temporal workflow �
       .post(`${ws()}/deployments/${deploymentId}/versions`)
       .set(stack.auth)
       .send({ tag: '2.0.0-rc1', status: 'building' })
-      .expect(201);
+      .expect(200);
     expect(created.body.rollout).toBeNull();
     const rows = await stack.orm.em
       .fork()

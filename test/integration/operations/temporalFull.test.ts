@@ -49,7 +49,7 @@ describeFull(title, () => {
       .post(`${ws}/deployments/${deployment.body.id}/versions`)
       .set(stack!.auth)
       .send({ tag: '1.0.0' })
-      .expect(201);
+      .expect(200);
     versionId = version.body.id;
 
     await eventually(

@@ -313,7 +313,7 @@ describe('release operations', () => {
         );
       expect(stored[0]!.text).not.toContain('probe-secret-123');
       // Written back as shown, the stored header is kept.
-      await api.send('put', `/policies/${policyId}`, { name: 'health check', rules: policy.rules }, [200]);
+      await api.send('put', `/policies/${policyId}`, { name: 'health check', rules: policy.rules }, [202]);
       const kept = await stack.orm.em
         .fork()
         .getConnection()

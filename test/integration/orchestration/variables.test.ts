@@ -47,20 +47,20 @@ describe('variables in the dispatch context', () => {
         metadata: { team: 'payments' },
         jobAgents: [{ ref: 'puller' }],
       })
-      .expect(200);
+      .expect(202);
     for (const [name, spec] of Object.entries(resources)) {
       await api.resource(name, 'service', spec.metadata, spec.variables ? { variables: spec.variables } : {});
     }
 
     const variable = async (key: string, body: object, values: object[]) => {
       const id = randomUUID();
-      await api.send('put', `/deployments/${deployment}/variables/${id}`, { key, ...body }, [201]);
+      await api.send('put', `/deployments/${deployment}/variables/${id}`, { key, ...body }, [202]);
       for (const value of values)
         await api.send(
           'put',
           `/deployments/${deployment}/variables/${id}/values/${randomUUID()}`,
           value,
-          [201],
+          [202],
         );
     };
     await variable('LOG_LEVEL', { default_value: 'info' }, [

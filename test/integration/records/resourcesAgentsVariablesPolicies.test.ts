@@ -65,7 +65,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       );
     }
 
-    it('creates a resource by URL-encoded identifier with 201, with every field of the resource record', async () => {
+    it('creates a resource by URL-encoded identifier (202), with every field of the resource record', async () => {
       const res = await stack.http
         .put(byIdentifier('prod/api'))
         .set(stack.auth)
@@ -77,7 +77,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           metadata: { env: 'prod', team: 'payments' },
           variables: { region: 'eu-west-1' },
         })
-        .expect(201);
+        .expect(202);
       expect(res.body).toEqual({
         id: expect.stringMatching(UUID),
         name: 'API',
@@ -95,12 +95,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       api = res.body;
     });
 
-    it('replaces the resource with the same identifier with 200, keeping its id and creation time', async () => {
+    it('replaces the resource with the same identifier (202), keeping its id and creation time', async () => {
       const res = await stack.http
         .put(byIdentifier('prod/api'))
         .set(stack.auth)
         .send({ name: 'API', version: 'v2', kind: 'service', metadata: { env: 'prod' } })
-        .expect(200);
+        .expect(202);
       expect(res.body).toEqual({
         ...api,
         version: 'v2',
@@ -127,7 +127,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(byIdentifier('prod/db'))
         .set(stack.auth)
         .send({ name: 'Database', version: '15', kind: 'database', metadata: { env: 'prod' } })
-        .expect(201);
+        .expect(202);
       databaseId = database.body.id;
 
       const all = await stack.http.get(`${ws()}/resources`).set(stack.auth).expect(200);
@@ -312,7 +312,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(byIdentifier('shared/api', otherWs()))
         .set(other.auth)
         .send({ name: 'Theirs', version: 'v1', kind: 'service' })
-        .expect(201);
+        .expect(202);
       for (const send of [
         () => stack.http.get(byId(foreign.body.id)).set(stack.auth),
         () => stack.http.get(byIdentifier('shared/api')).set(stack.auth),
@@ -385,7 +385,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(byIdentifier('prod/api'))
         .set(stack.auth)
         .send({ name: 'API again', version: 'v4', kind: 'service' })
-        .expect(201);
+        .expect(202);
       expect(res.body).toMatchObject({ identifier: 'prod/api', deletedAt: null, variables: {} });
       expect(res.body.id).toEqual(expect.stringMatching(UUID));
       expect(res.body.id).not.toBe(api.id);
@@ -405,7 +405,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           kind: 'service',
           variables: { region: 'eu-west-1', tier: 'silver' },
         })
-        .expect(201);
+        .expect(202);
       expect(created.body.variables).toEqual({ region: 'eu-west-1', tier: 'silver' });
 
       const replaced = await stack.http
@@ -420,7 +420,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
             { key: 'replicas', value: 3, sensitive: false },
           ],
         })
-        .expect(200);
+        .expect(202);
       expect(replaced.body.variables).toEqual({ region: 'us-east-1', replicas: 3 });
       expect(await storedVariables(created.body.id)).toEqual([
         { key: 'region', value: 'us-east-1', sensitive: false },
@@ -513,7 +513,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
     const agentIds: Record<string, string> = {};
 
     it.each(agentCases)(
-      'creates a $type agent with 201, replaces it with 200, and never returns its secrets',
+      'creates a $type agent, replaces it (202 both), and never returns its secrets',
       async ({ type, config, shown, secret }) => {
         const id = randomUUID();
         agentIds[type] = id;
@@ -522,7 +522,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           .put(agentPath(id))
           .set(stack.auth)
           .send({ name, type, config })
-          .expect(201);
+          .expect(202);
         expect(created.body).toEqual({
           id,
           workspaceId: stack.workspaceId,
@@ -547,7 +547,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           .put(agentPath(id))
           .set(stack.auth)
           .send({ name, type, config, metadata: { team: 'platform' } })
-          .expect(200);
+          .expect(202);
         expect(replaced.body).toEqual({
           ...created.body,
           metadata: { team: 'platform' },
@@ -569,7 +569,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           type: 'argo-cd',
           config: { server_url: 'https://argo2.example.com', api_key: REDACTED },
         })
-        .expect(200);
+        .expect(202);
       expect(kept.body.config).toEqual({ server_url: 'https://argo2.example.com', api_key: REDACTED });
       expect(await storedConfig(id)).toEqual({
         server_url: 'https://argo2.example.com',
@@ -580,7 +580,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(agentPath(id))
         .set(stack.auth)
         .send({ name: 'argo-cd agent', type: 'argo-cd', config: { api_key: 'rotated-secret' } })
-        .expect(200);
+        .expect(202);
       const rotated = await storedConfig(id);
       expect(rotated.api_key).not.toBe(sealedBefore);
       expect(
@@ -696,7 +696,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(agentPath(randomUUID(), otherWs()))
         .set(other.auth)
         .send({ name: 'http-pull agent', type: 'http-pull' })
-        .expect(201);
+        .expect(202);
       expect(res.body).toMatchObject({ workspaceId: other.id, name: 'http-pull agent', config: {} });
     });
 
@@ -717,7 +717,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(agentPath(foreignId, otherWs()))
         .set(other.auth)
         .send({ name: 'their tfe', type: 'tfe', config: { token: 'their-token' } })
-        .expect(201);
+        .expect(202);
       for (const send of [
         () => stack.http.get(agentPath(foreignId)).set(stack.auth),
         () => stack.http.get(agentPath(foreignId, otherWs())).set(stack.auth),
@@ -786,12 +786,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       billingId = await createDeployment(ws(), stack.auth, 'Billing');
     });
 
-    it('creates a variable with 201 from default_value and replaces it with 200 from defaultValue', async () => {
+    it('creates a variable from default_value and replaces it from defaultValue (202 both)', async () => {
       const created = await stack.http
         .put(variablePath(checkoutId, logLevelId))
         .set(stack.auth)
         .send({ key: 'LOG_LEVEL', description: 'How loud', default_value: 'info' })
-        .expect(201);
+        .expect(202);
       expect(created.body).toEqual({
         id: logLevelId,
         deploymentId: checkoutId,
@@ -807,7 +807,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(variablePath(checkoutId, logLevelId))
         .set(stack.auth)
         .send({ key: 'LOG_LEVEL', description: 'How loud the service logs', defaultValue: 'warn' })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toEqual({
         ...created.body,
         description: 'How loud the service logs',
@@ -820,12 +820,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       ).toEqual([{ default_value: 'warn', sensitive: false }]);
     });
 
-    it('creates literal, reference and selector-scoped values with 201 and replaces one with 200', async () => {
+    it('creates literal, reference and selector-scoped values and replaces one (202 each)', async () => {
       const qa = await stack.http
         .put(valuePath(checkoutId, logLevelId, valueIds.qa))
         .set(stack.auth)
         .send({ priority: 10, value: 'debug', resource_selector: 'resource.metadata["env"] == "qa"' })
-        .expect(201);
+        .expect(202);
       expect(qa.body).toEqual({
         id: valueIds.qa,
         deploymentVariableId: logLevelId,
@@ -841,7 +841,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(valuePath(checkoutId, logLevelId, valueIds.fallback))
         .set(stack.auth)
         .send({ priority: 5, literal_value: 'error' })
-        .expect(201);
+        .expect(202);
       expect(fallback.body).toEqual({
         id: valueIds.fallback,
         deploymentVariableId: logLevelId,
@@ -862,7 +862,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           reference_value: { reference: 'resource', path: ['metadata', 'log-level'] },
           resourceSelector: 'resource.kind == "service"',
         })
-        .expect(201);
+        .expect(202);
       expect(reference.body).toEqual({
         id: valueIds.reference,
         deploymentVariableId: logLevelId,
@@ -880,7 +880,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(valuePath(checkoutId, logLevelId, valueIds.qa))
         .set(stack.auth)
         .send({ priority: 20, value: { level: 'trace', json: true } })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toEqual({
         ...qa.body,
         priority: 20,
@@ -904,7 +904,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(variablePath(searchId, variableId))
         .set(stack.auth)
         .send({ key: 'OPTIONAL_FLAG' })
-        .expect(201);
+        .expect(202);
       const res = await refusedWithoutWrites(() =>
         stack.http
           .put(valuePath(searchId, variableId, randomUUID()))
@@ -929,7 +929,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(variablePath(checkoutId, apiTokenId))
         .set(stack.auth)
         .send({ key: 'API_TOKEN', default_value: 'default-secret', sensitive: true })
-        .expect(201);
+        .expect(202);
       expect(variable.body).toMatchObject({ key: 'API_TOKEN', defaultValue: REDACTED, sensitive: true });
       const [storedVariable] = await query<{ default_value: string }>(
         'SELECT default_value FROM deployment_variable WHERE id = ?',
@@ -942,7 +942,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(valuePath(checkoutId, apiTokenId, valueIds.token))
         .set(stack.auth)
         .send({ priority: 1, value: 'value-secret' })
-        .expect(201);
+        .expect(202);
       expect(value.body).toMatchObject({ value: REDACTED, sensitive: true });
       const sealedValue = async () =>
         (
@@ -958,7 +958,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(valuePath(checkoutId, apiTokenId, valueIds.token))
         .set(stack.auth)
         .send({ priority: 3, value: REDACTED, sensitive: true })
-        .expect(200);
+        .expect(202);
       expect(keptValue.body).toMatchObject({ priority: 3, value: REDACTED, sensitive: true });
       expect(await sealedValue()).toBe(sealed);
 
@@ -971,7 +971,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           defaultValue: REDACTED,
           sensitive: true,
         })
-        .expect(200);
+        .expect(202);
       expect(keptDefault.body).toMatchObject({
         defaultValue: REDACTED,
         description: 'Token for the payment API',
@@ -1026,7 +1026,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(`${ws()}/deployment-variables/${regionId}`)
         .set(stack.auth)
         .send({ deploymentId: billingId, key: 'REGION', defaultValue: 'eu' })
-        .expect(201);
+        .expect(202);
       expect(created.body).toMatchObject({
         id: regionId,
         deploymentId: billingId,
@@ -1043,7 +1043,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(`${ws()}/deployment-variable-values/${regionValueId}`)
         .set(stack.auth)
         .send({ deploymentVariableId: regionId, priority: 2, value: 'us' })
-        .expect(201);
+        .expect(202);
       expect(value.body).toMatchObject({
         id: regionValueId,
         deploymentVariableId: regionId,
@@ -1054,7 +1054,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(`${ws()}/deployment-variable-values/${regionValueId}`)
         .set(stack.auth)
         .send({ deploymentVariableId: regionId, priority: 4, value: 'ap' })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toMatchObject({ priority: 4, value: 'ap' });
 
       const viaAlias = await stack.http
@@ -1189,7 +1189,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(variablePath(billingId, randomUUID()))
         .set(stack.auth)
         .send({ key: 'LOG_LEVEL', default_value: 'info' })
-        .expect(201);
+        .expect(202);
       expect(res.body).toMatchObject({ deploymentId: billingId, key: 'LOG_LEVEL', defaultValue: 'info' });
     });
 
@@ -1213,12 +1213,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .put(variablePath(theirDeployment, theirVariable, otherWs()))
         .set(other.auth)
         .send({ key: 'THEIR_KEY', default_value: 'theirs' })
-        .expect(201);
+        .expect(202);
       await stack.http
         .put(valuePath(theirDeployment, theirVariable, theirValue, otherWs()))
         .set(other.auth)
         .send({ value: 'theirs' })
-        .expect(201);
+        .expect(202);
 
       for (const send of [
         () => stack.http.get(variablesOf(theirDeployment)).set(stack.auth),
@@ -1339,7 +1339,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       expect(stored!.rules.map((rule) => rule.id)).toEqual(ruleIds);
     });
 
-    it('upserts with PUT: 201 when created, 200 when replaced, keeping rule ids sent back', async () => {
+    it('upserts with PUT (202, created or replaced), keeping rule ids sent back', async () => {
       const weekdays = { rrule: 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR', durationMinutes: 480 };
       const created = await stack.http
         .put(policyPath(windowId))
@@ -1353,7 +1353,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           metadata: { team: 'sre' },
           rules: [{ deploymentWindow: weekdays }],
         })
-        .expect(201);
+        .expect(202);
       expect(created.body).toEqual({
         id: windowId,
         workspaceId: stack.workspaceId,
@@ -1384,7 +1384,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
             { retry: { maxRetries: 3 } },
           ],
         })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toEqual({
         ...created.body,
         description: null,

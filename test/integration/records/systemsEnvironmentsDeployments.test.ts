@@ -76,7 +76,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       .post(`${base(workspace)}/deployments/${deploymentId}/versions`)
       .set(workspace.auth)
       .send(body)
-      .expect(201);
+      .expect(200);
     return res.body as { id: string; tag: string; status: string };
   }
 
@@ -179,13 +179,13 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expectFieldError(res, path);
     });
 
-    it('creates a system with a client-chosen id by PUT (201), then replaces it (200)', async () => {
+    it('creates a system with a client-chosen id by PUT, then replaces it (202 both)', async () => {
       const id = randomUUID();
       const created = await stack.http
         .put(`${base()}/systems/${id}`)
         .set(stack.auth)
         .send({ name: 'Checkout', slug: 'checkout-system', metadata: { tier: '1' } })
-        .expect(201);
+        .expect(202);
       expect(created.body).toEqual({
         id,
         workspaceId: stack.workspaceId,
@@ -201,7 +201,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .put(`${base()}/systems/${id}`)
         .set(stack.auth)
         .send({ name: 'Checkout v2', slug: 'checkout-system', description: 'Replaced' })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toEqual({
         ...created.body,
         name: 'Checkout v2',
@@ -215,7 +215,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expect(fetched.body).toEqual({ ...replaced.body, deployments: [], environments: [] });
     });
 
-    it('links a deployment and an environment (201, then 200), shows them on the system, and unlinks them', async () => {
+    it('links a deployment and an environment (202, also when linked already), shows them on the system, and unlinks them', async () => {
       const system = await createSystem();
       const deployment = await createDeployment();
       const environment = await createEnvironment();
@@ -225,13 +225,13 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       await stack.http.get(deploymentLink).set(stack.auth).expect(404);
       await stack.http.get(environmentLink).set(stack.auth).expect(404);
 
-      const linkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(201);
+      const linkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(202);
       expect(linkedDeployment.body).toEqual({ systemId: system.id, deploymentId: deployment.id });
-      const relinkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(200);
+      const relinkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(202);
       expect(relinkedDeployment.body).toEqual(linkedDeployment.body);
-      const linkedEnvironment = await stack.http.put(environmentLink).set(stack.auth).expect(201);
+      const linkedEnvironment = await stack.http.put(environmentLink).set(stack.auth).expect(202);
       expect(linkedEnvironment.body).toEqual({ systemId: system.id, environmentId: environment.id });
-      await stack.http.put(environmentLink).set(stack.auth).expect(200);
+      await stack.http.put(environmentLink).set(stack.auth).expect(202);
 
       const deploymentLinkRead = await stack.http.get(deploymentLink).set(stack.auth).expect(200);
       expect(deploymentLinkRead.body).toEqual({ systemId: system.id, deploymentId: deployment.id });
@@ -283,7 +283,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       await stack.http
         .put(`${base()}/systems/${system.id}/deployments/${deployment.id}`)
         .set(stack.auth)
-        .expect(201);
+        .expect(202);
 
       const deleted = await stack.http.delete(`${base()}/systems/${system.id}`).set(stack.auth).expect(202);
       expect(deleted.body).toEqual({ id: system.id, message: 'System deleted' });
@@ -458,13 +458,13 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       );
     });
 
-    it('creates an environment with a client-chosen id by PUT (201), then replaces it (200)', async () => {
+    it('creates an environment with a client-chosen id by PUT, then replaces it (202 both)', async () => {
       const id = randomUUID();
       const created = await stack.http
         .put(`${base()}/environments/${id}`)
         .set(stack.auth)
         .send({ name: 'staging-put', metadata: { tier: 'staging' } })
-        .expect(201);
+        .expect(202);
       expect(created.body).toEqual({
         id,
         workspaceId: stack.workspaceId,
@@ -481,7 +481,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .put(`${base()}/environments/${id}`)
         .set(stack.auth)
         .send({ name: 'staging-renamed', resourceSelector: 'resource.kind == "cluster"' })
-        .expect(200);
+        .expect(202);
       expect(replaced.body).toEqual({
         ...created.body,
         name: 'staging-renamed',
@@ -727,7 +727,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expect(withoutConfig.jobAgents).toEqual([{ ref: 'argo', config: {} }]);
     });
 
-    it('creates by PUT (201), replaces (200), and keeps a sensitive value written back as {"sensitive": true}', async () => {
+    it('creates by PUT, replaces (202 both), and keeps a sensitive value written back as {"sensitive": true}', async () => {
       const id = randomUUID();
       const slug = unique('put-deployment');
       const created = await stack.http
@@ -738,7 +738,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
           slug,
           jobAgents: [{ ref: 'github', config: { token: 'first-secret' } }],
         })
-        .expect(201);
+        .expect(202);
       expect(created.body).toEqual({
         id,
         workspaceId: stack.workspaceId,
@@ -766,7 +766,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
           jobAgents,
           metadata: { ...metadata, edited: 'yes' },
         })
-        .expect(200);
+        .expect(202);
       expect(writtenBack.body).toEqual({
         ...created.body,
         metadata: { edited: 'yes' },
@@ -781,7 +781,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .put(`${base()}/deployments/${id}`)
         .set(stack.auth)
         .send({ name, slug, jobAgents: [{ ref: 'github', config: { token: 'second-secret' } }] })
-        .expect(200);
+        .expect(202);
       const [rotated] = await storedJobAgents(id);
       expect(rotated!.config.token).toMatch(/^fd2:/);
       expect(secrets.open(rotated!.config.token as string)).toBe('second-secret');
@@ -840,7 +840,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         await stack.http
           .put(`${base()}/systems/${system.id}/deployments/${deployment.id}`)
           .set(stack.auth)
-          .expect(201);
+          .expect(202);
       }
       const fetched = await stack.http
         .get(`${base()}/deployments/${deployment.id}`)
@@ -1009,7 +1009,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       deploymentId = (await createDeployment({ name: 'Versioned' })).id;
     });
 
-    it('creates a ready version (201) whose rollout is pending, and a building one with no rollout', async () => {
+    it('creates a ready version (200) whose rollout is pending, and a building one with no rollout', async () => {
       const ready = await stack.http
         .post(versionsOf(deploymentId))
         .set(stack.auth)
@@ -1019,7 +1019,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
           config: { image: 'web:1.0.0' },
           metadata: { channel: 'stable' },
         })
-        .expect(201);
+        .expect(200);
       expect(ready.body).toEqual({
         id: UUID,
         deploymentId,
@@ -1038,7 +1038,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .post(versionsOf(deploymentId))
         .set(stack.auth)
         .send({ tag: '1.1.0-rc1', status: 'building' })
-        .expect(201);
+        .expect(200);
       expect(building.body).toEqual({
         id: UUID,
         deploymentId,
@@ -1165,7 +1165,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
           status: 'building',
           jobAgentConfig: { ref: 'main', token: 'version-secret' },
         })
-        .expect(201);
+        .expect(200);
       expect(created.body.jobAgentConfig).toEqual({ ref: 'main', token: REDACTED });
       const storedToken = async () => {
         const rows = await sql<{ token: string }[]>(

@@ -114,7 +114,7 @@ describe('API keys: list, revoke, last use', () => {
       .put(`/v1/workspaces/${stack.workspaceId}/job-agents/${agentId}`)
       .set(stack.auth)
       .send({ name: 'scoped-agent', type: 'http-pull', config: {} })
-      .expect(201);
+      .expect(202);
     const res = await stack.http
       .post(keysPath())
       .set(admin)

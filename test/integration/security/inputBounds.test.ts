@@ -49,7 +49,7 @@ describe('bounded expressions and durations', () => {
         .put(`${ws()}/resources/identifier/${encodeURIComponent(identifier!)}`)
         .set(stack.auth)
         .send({ name: identifier, version: 'v1', kind });
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(202);
     }
   });
   afterAll(() => stack.close());

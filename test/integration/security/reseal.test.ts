@@ -24,7 +24,7 @@ describe('admin reseal', () => {
       .put(`/v1/workspaces/${stack.workspaceId}/deployments/${agent.deploymentId}/variables/${variableId}`)
       .set(stack.auth)
       .send({ key: 'DB_PASSWORD', defaultValue: 'bound already', sensitive: true })
-      .expect(201);
+      .expect(202);
   });
   afterAll(() => stack.close());
 

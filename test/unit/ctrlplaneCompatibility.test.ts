@@ -1,0 +1,123 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { apiRoutes } from '../../api/app';
+import operations from '../fixtures/ctrlplane-operations.json';
+
+/**
+ * Issue 14: every operation of Ctrlplane's REST API is served, with its success status, unless it is
+ * listed below with the reason. The operations are derived from Ctrlplane's OpenAPI document by
+ * `scripts/ctrlplane-operations.mjs`; where that document is at hand (../shared/reference), the
+ * derived list is checked against it.
+ */
+
+/** Operations not served yet, each with why. */
+const UNSERVED: Record<string, string> = {
+  createWorkspace: 'workspace administration, next in issue 14',
+  deleteWorkspace: 'workspace administration, next in issue 14',
+  updateWorkspace: 'workspace administration, next in issue 14',
+  getWorkspaceBySlug: 'workspace administration, next in issue 14',
+  listDeploymentVersionDependencies: 'deployment-version dependencies, not built yet (issue 14)',
+  requestDeploymentVersionDependencyDeletion: 'deployment-version dependencies, not built yet (issue 14)',
+  requestDeploymentVersionDependencyUpsert: 'deployment-version dependencies, not built yet (issue 14)',
+  createDeploymentPlan: 'deployment plans, not built yet (issue 14)',
+  getDeploymentPlan: 'deployment plans, not built yet (issue 14)',
+  getJobWithRelease: 'job with its release, not built yet (issue 14)',
+  getRelationshipRules: 'relationship rules, not built yet (issue 14)',
+  createRelationshipRule: 'relationship rules, not built yet (issue 14)',
+  deleteRelationship: 'relationship rules, not built yet (issue 14)',
+  getRelationshipRule: 'relationship rules, not built yet (issue 14)',
+  requestRelationshipRuleUpsert: 'relationship rules, not built yet (issue 14)',
+  getReleaseTargetDesiredRelease: 'release-target reads, not built yet (issue 14)',
+  listEligibleVersionsForReleaseTarget: 'release-target reads, not built yet (issue 14)',
+  getReleaseTargetForResourceInDeployment: 'release-target reads, not built yet (issue 14)',
+  previewReleaseTargetsForResource: 'resource preview, next in issue 14',
+  requestResourceProviderUpsert: 'resource providers, next in issue 14',
+  setResourceProviderResources: 'resource providers, next in issue 14',
+  deleteResourceProviderByName: 'resource providers, next in issue 14',
+  getResourceProviderByName: 'resource providers, next in issue 14',
+  getResourceProviderResources: 'resource providers, next in issue 14',
+  getDeploymentsForResource: 'resource deployments, variables and search, next in issue 14',
+  getVariablesForResource: 'resource deployments, variables and search, next in issue 14',
+  requestResourceVariablesUpdate: 'resource deployments, variables and search, next in issue 14',
+  searchResources: 'resource deployments, variables and search, next in issue 14',
+  listVariableSets: 'variable sets, not built yet (issue 14)',
+  createVariableSet: 'variable sets, not built yet (issue 14)',
+  deleteVariableSet: 'variable sets, not built yet (issue 14)',
+  getVariableSet: 'variable sets, not built yet (issue 14)',
+  updateVariableSet: 'variable sets, not built yet (issue 14)',
+  listWorkflows: 'workflows, not built yet (issue 14)',
+  createWorkflow: 'workflows, not built yet (issue 14)',
+  deleteWorkflow: 'workflows, not built yet (issue 14)',
+  getWorkflow: 'workflows, not built yet (issue 14)',
+  updateWorkflow: 'workflows, not built yet (issue 14)',
+  createWorkflowRun: 'workflows, not built yet (issue 14)',
+  getWorkflowBySlug: 'workflows, not built yet (issue 14)',
+  createWorkflowRunBySlug: 'workflows, not built yet (issue 14)',
+};
+
+/** Operations served with another success status, each with why (SPEC.md or DESIGN.md decides). */
+const OTHER_STATUS: Record<string, { status: number; reason: string }> = {};
+
+interface Operation {
+  operationId: string;
+  method: string;
+  path: string;
+  success: number;
+}
+
+const template = (route: string) => route.replace(/\{[^}]+\}/g, '{}');
+
+/** Every served method and path (aliases too), with the lowest success status it declares. */
+const served = new Map<string, number>(
+  apiRoutes.flatMap((route) => {
+    const status = Math.min(
+      ...Object.keys(route.responses)
+        .map(Number)
+        .filter((code) => code >= 200 && code < 300),
+    );
+    return [route.path, ...route.aliases].map(
+      (spelling) =>
+        [`${route.method} ${template(route.root ? spelling : `/v1${spelling}`)}`, status] as const,
+    );
+  }),
+);
+
+describe('Ctrlplane compatibility', () => {
+  const reference = path.join(__dirname, '../../../shared/reference/ctrlplane-openapi.json');
+
+  (fs.existsSync(reference) ? it : it.skip)('derives its operations from the reference document', () => {
+    const document = JSON.parse(fs.readFileSync(reference, 'utf8')) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const ids = Object.values(document.paths)
+      .flatMap((item) => Object.values(item).map((operation) => operation.operationId))
+      .filter(Boolean)
+      .sort();
+    expect((operations as Operation[]).map((operation) => operation.operationId).sort()).toEqual(ids);
+  });
+
+  it('serves every operation of the reference with its success status, or says why not', () => {
+    const problems: string[] = [];
+    for (const operation of operations as Operation[]) {
+      const status = served.get(`${operation.method} ${template(operation.path)}`);
+      const excluded = UNSERVED[operation.operationId];
+      if (status === undefined) {
+        if (!excluded)
+          problems.push(
+            `${operation.operationId}: ${operation.method.toUpperCase()} ${operation.path} is not served`,
+          );
+        continue;
+      }
+      if (excluded) problems.push(`${operation.operationId} is served now: take it off UNSERVED`);
+      const expected = OTHER_STATUS[operation.operationId]?.status ?? operation.success;
+      if (status !== expected)
+        problems.push(`${operation.operationId}: answers ${status}, the reference ${operation.success}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps its exclusion lists short and about operations that exist', () => {
+    const ids = new Set((operations as Operation[]).map((operation) => operation.operationId));
+    for (const id of [...Object.keys(UNSERVED), ...Object.keys(OTHER_STATUS)]) expect(ids.has(id)).toBe(true);
+  });
+});
