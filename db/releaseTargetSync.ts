@@ -168,6 +168,31 @@ export async function syncReleaseTargets(
   return changes;
 }
 
+/** Stands in for a resource that is not stored: no stored target names it. */
+const UNSTORED_RESOURCE = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The targets a resource with these fields would get, computed as a write computes them, each with
+ * the first system its deployment and environment share; nothing is read of the resource or written.
+ */
+export async function previewReleaseTargets(
+  em: EntityManager,
+  workspaceId: string,
+  fields: Omit<TargetResource, 'id'>,
+): Promise<(ReleaseTargetRef & { systemId: string })[]> {
+  const resource = { ...fields, id: UNSTORED_RESOURCE };
+  const state = await loadState(em, workspaceId, { resources: [resource] });
+  const systemsOf = (field: 'deploymentId' | 'environmentId', id: string) =>
+    state.links.filter((link) => link[field] === id).map((link) => link.systemId);
+  return computeReleaseTargets({ ...state, resources: [resource] }).map((target) => {
+    const environmentSystems = new Set(systemsOf('environmentId', target.environmentId));
+    const systemId = systemsOf('deploymentId', target.deploymentId)
+      .filter((id) => environmentSystems.has(id))
+      .sort()[0]!;
+    return { ...target, systemId };
+  });
+}
+
 export function difference(existing: ReleaseTargetRef[], desired: ReleaseTargetRef[]): ReleaseTargetChanges {
   const had = new Set(existing.map(releaseTargetKey));
   const want = new Set(desired.map(releaseTargetKey));

@@ -7,7 +7,7 @@ import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from
 import { z } from '../schemas/zod';
 import { recordRoutes } from './records';
 
-async function present(stores: Stores, deployments: Deployment[]) {
+export async function present(stores: Stores, deployments: Deployment[]) {
   const systems = await stores.deployments.systemIds(deployments.map((d) => d.id));
   return deployments.map((deployment) => toDeployment(deployment, systems.get(deployment.id) ?? []));
 }

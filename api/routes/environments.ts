@@ -7,7 +7,7 @@ import { EnvironmentBody, EnvironmentParams, EnvironmentSchema, toEnvironment } 
 import { z } from '../schemas/zod';
 import { recordRoutes } from './records';
 
-async function present(stores: Stores, environments: Environment[]) {
+export async function present(stores: Stores, environments: Environment[]) {
   const systems = await stores.environments.systemIds(environments.map((e) => e.id));
   return environments.map((environment) => toEnvironment(environment, systems.get(environment.id) ?? []));
 }

@@ -26,7 +26,7 @@ import { z } from '../schemas/zod';
 
 const tags = ['Resources'];
 
-async function present(stores: Stores, resources: Resource[]) {
+export async function present(stores: Stores, resources: Resource[]) {
   const variables = await stores.resources.variables(resources.map((r) => r.id));
   return resources.map((resource) => toResource(resource, variables.get(resource.id) ?? []));
 }

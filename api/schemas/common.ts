@@ -1,4 +1,4 @@
-import { celExpression } from '../../domain/celSchema';
+import { celExpression, undoExtraEncoding } from '../../domain/celSchema';
 import type { Page } from '../../domain/pagination';
 import { SELECTOR_SCOPES, type SelectorScope } from '../../domain/selectors';
 import { z } from './zod';
@@ -105,9 +105,10 @@ export function upsertResponses<S>(schema: S) {
   return { 202: { description: 'Created or replaced; what follows from it happens next', schema } };
 }
 
-/** `?cel=` on lists that take a filter. */
+/** `?cel=` on lists that take a filter (also as Ctrlplane's CLI encodes it, once too often). */
 export function celQuery(scope: SelectorScope) {
-  return celExpression(scope)
+  return z
+    .preprocess((value) => undoExtraEncoding(scope, value), celExpression(scope))
     .optional()
     .openapi({ description: `CEL filter over \`${SELECTOR_SCOPES[scope].join('`, `')}\`` });
 }

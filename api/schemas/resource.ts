@@ -1,6 +1,7 @@
 import type { Resource, ResourceVariable } from '../../db/entities';
 import type { ResourceVariableInput } from '../../db/stores/resources';
 import { showValue } from '../../db/sensitiveValues';
+import { isRedactedMarker } from '../../domain/sensitive';
 import { iso, isoOrNull, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
 
@@ -33,6 +34,18 @@ const VariablesInput = z.union([
     .record(z.string().min(1).max(255), Literal)
     .transform((object) => Object.entries(object).map(([key, value]) => ({ key, value, sensitive: false }))),
 ]);
+
+/**
+ * Ctrlplane's bulk variable update: key → value; a value `{"sensitive": true}` keeps the stored
+ * sensitive value (a new sensitive value is written with the resource, as `{key, value, sensitive}`).
+ */
+export const ResourceVariablesBody = z
+  .record(z.string().min(1).max(255), Literal)
+  .refine((object) => Object.keys(object).length <= 500, 'at most 500 variables')
+  .transform((object) =>
+    Object.entries(object).map(([key, value]) => ({ key, value, sensitive: isRedactedMarker(value) })),
+  )
+  .openapi('ResourceVariablesInput');
 
 const Identifier = z.string().min(1).max(1000);
 

@@ -35,7 +35,7 @@ export const DeploymentVersionSchema = z
 export const CreateVersionBody = z
   .object({
     tag: z.string().trim().min(1).max(255),
-    name: z.string().max(255).nullish(),
+    name: z.string().max(255).nullish().openapi({ description: 'Defaults to the tag (also when empty)' }),
     status: VersionStatusSchema.optional().openapi({ description: 'Defaults to `ready`' }),
     config: JsonObjectSchema.optional(),
     jobAgentConfig: JsonObjectSchema.optional(),

@@ -4,7 +4,7 @@ import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { uuidArray } from '../sql';
 
-/** The result of a PUT: the record, and whether it was created (201) or replaced (200). */
+/** The result of a PUT: the record, and whether it was created or replaced. */
 export interface Upserted<T> {
   record: T;
   created: boolean;

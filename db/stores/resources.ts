@@ -110,6 +110,20 @@ export class ResourceStore {
     return resource;
   }
 
+  /** Ctrlplane's bulk update: the live resource's variables become exactly `variables`. */
+  setVariables(
+    workspaceId: string,
+    identifier: string,
+    variables: ResourceVariableInput[],
+  ): Promise<Resource> {
+    return this.em.transactional(async (em) => {
+      const resource = await em.findOne(ResourceSchema, { workspaceId, identifier, deletedAt: null });
+      if (!resource) throw new NotFoundError('resource with identifier', identifier);
+      await this.replaceVariables(em, resource, variables);
+      return resource;
+    });
+  }
+
   /** The resource's variables become exactly `variables`, through the unit of work. */
   private async replaceVariables(
     em: EntityManager,

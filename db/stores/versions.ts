@@ -57,7 +57,7 @@ export class VersionStore {
             workspaceId,
             deploymentId,
             tag: input.tag,
-            name: input.name ?? null,
+            name: input.name || input.tag,
             status: input.status ?? 'ready',
             config: input.config ?? {},
             jobAgentConfig: sealConfig(

@@ -1009,7 +1009,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       deploymentId = (await createDeployment({ name: 'Versioned' })).id;
     });
 
-    it('creates a ready version (200) whose rollout is pending, and a building one with no rollout', async () => {
+    it('creates a ready version (200) whose rollout is pending, and a building one named by its tag with no rollout', async () => {
       const ready = await stack.http
         .post(versionsOf(deploymentId))
         .set(stack.auth)
@@ -1043,7 +1043,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         id: UUID,
         deploymentId,
         tag: '1.1.0-rc1',
-        name: null,
+        name: '1.1.0-rc1',
         status: 'building',
         config: {},
         jobAgentConfig: {},
