@@ -3,6 +3,14 @@ import type { Stores } from '../../db/stores';
 import { route } from '../route';
 import { agentCaller } from './pull';
 import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
+import { DeploymentSchema } from '../schemas/deployment';
+import { EnvironmentSchema } from '../schemas/environment';
+import { ReleaseSchema, toRelease } from '../schemas/release';
+import { ResourceSchema } from '../schemas/resource';
+import { z } from '../schemas/zod';
+import { present as presentDeployments } from './deployments';
+import { present as presentEnvironments } from './environments';
+import { present as presentResources } from './resources';
 import {
   JobListQuery,
   JobParams,
@@ -22,6 +30,16 @@ export async function withVerifications(stores: Stores, jobs: Job[]) {
     verifications: (verifications.get(job.id) ?? []).map(toVerification),
   }));
 }
+
+const JobWithReleaseSchema = z
+  .object({
+    job: JobSchema,
+    release: ReleaseSchema,
+    deployment: DeploymentSchema,
+    environment: EnvironmentSchema,
+    resource: ResourceSchema,
+  })
+  .openapi('JobWithRelease');
 
 export const jobRoutes = [
   route({
@@ -50,6 +68,29 @@ export const jobRoutes = [
     async handle(ctx, { params }) {
       const job = await ctx.state.stores.jobs.get(params.workspaceId, params.jobId);
       return { status: 200, body: (await withVerifications(ctx.state.stores, [job]))[0] };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/jobs/{jobId}/with-release',
+    summary: 'Get a job with its release and the release target records',
+    tags,
+    auth: 'apiKey',
+    params: JobParams,
+    responses: { 200: { description: 'The job and its release', schema: JobWithReleaseSchema } },
+    async handle(ctx, { params }) {
+      const found = await ctx.state.stores.jobs.withRelease(params.workspaceId, params.jobId);
+      const stores = ctx.state.stores;
+      return {
+        status: 200,
+        body: {
+          job: toJob(found.job),
+          release: toRelease(found.release),
+          deployment: (await presentDeployments(stores, [found.deployment]))[0]!,
+          environment: (await presentEnvironments(stores, [found.environment]))[0]!,
+          resource: (await presentResources(stores, [found.resource]))[0]!,
+        },
+      };
     },
   }),
   route({

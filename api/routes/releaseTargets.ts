@@ -107,6 +107,31 @@ export const releaseTargetStateRoutes = [
     },
   }),
   route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/desired-release',
+    summary: 'The desired release of a target (absent while it has none)',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    responses: {
+      200: {
+        description: 'The desired release',
+        schema: z.object({ desiredRelease: ReleaseSchema.optional() }).openapi('DesiredRelease'),
+      },
+    },
+    async handle(ctx, { params }) {
+      const state = await ctx.state.stores.targetStates.get(
+        params.workspaceId,
+        targetOf(params.releaseTargetKey),
+        params.releaseTargetKey,
+      );
+      return {
+        status: 200,
+        body: state.desiredRelease ? { desiredRelease: toRelease(state.desiredRelease) } : {},
+      };
+    },
+  }),
+  route({
     method: 'post',
     path: '/workspaces/{workspaceId}/release-targets/state',
     summary: 'The states of the release targets of a deployment in an environment',

@@ -2,7 +2,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
-import { JobSchema, JobVerificationSchema, type Job, type JobVerification } from '../entities';
+import {
+  DeploymentSchema,
+  EnvironmentSchema,
+  JobSchema,
+  JobVerificationSchema,
+  ReleaseSchema,
+  ResourceSchema,
+  type Deployment,
+  type Environment,
+  type Job,
+  type JobVerification,
+  type Release,
+  type Resource,
+} from '../entities';
 import { changeJobStatus, type JobStatusChange } from '../jobMoves';
 import { findOwned, listPage } from './common';
 
@@ -10,6 +23,15 @@ export interface JobFilter extends Partial<ReleaseTargetRef> {
   status?: JobStatus;
   releaseId?: string;
   jobAgentId?: string;
+}
+
+/** A job with the release it runs and that release's target records (Ctrlplane's `with-release`). */
+export interface JobWithRelease {
+  job: Job;
+  release: Release;
+  deployment: Deployment;
+  environment: Environment;
+  resource: Resource;
 }
 
 export class JobStore {
@@ -29,6 +51,18 @@ export class JobStore {
 
   get(workspaceId: string, id: string): Promise<Job> {
     return findOwned(this.em, JobSchema, workspaceId, id, 'job');
+  }
+
+  async withRelease(workspaceId: string, id: string): Promise<JobWithRelease> {
+    const job = await this.get(workspaceId, id);
+    const release = await this.em.findOneOrFail(ReleaseSchema, { id: job.releaseId });
+    return {
+      job,
+      release,
+      deployment: await this.em.findOneOrFail(DeploymentSchema, { id: release.deploymentId }),
+      environment: await this.em.findOneOrFail(EnvironmentSchema, { id: release.environmentId }),
+      resource: await this.em.findOneOrFail(ResourceSchema, { id: release.resourceId }),
+    };
   }
 
   /**
