@@ -164,7 +164,7 @@ function progressionRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
       return { ...base, state: 'passed' as const, reason: 'no environment matches the dependency' };
     let readyAt = 0;
     for (const env of environments) {
-      const needed = Math.max(1, Math.ceil((spec.minimumSuccessPercentage / 100) * env.targets));
+      const needed = Math.max(1, Math.ceil(((spec.minimumSuccessPercentage ?? 100) / 100) * env.targets));
       if (env.successes.length < needed) {
         return {
           ...base,

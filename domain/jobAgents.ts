@@ -79,6 +79,37 @@ export const AGENT_OWNED_KEYS: Record<JobAgentType, readonly string[]> = {
   'test-runner': [],
 };
 
+/** Ctrlplane's camelCase spellings of configuration keys, accepted on write and stored as ours. */
+const CONFIG_KEY_ALIASES: Record<JobAgentType, Readonly<Record<string, string>>> = {
+  'http-pull': {},
+  'github-app': {
+    installationId: 'installation_id',
+    appId: 'app_id',
+    privateKey: 'private_key',
+    workflowId: 'workflow_id',
+    baseUrl: 'base_url',
+    webhookSecret: 'webhook_secret',
+  },
+  'argo-cd': { serverUrl: 'server_url', apiKey: 'api_key' },
+  tfe: {},
+  'test-runner': {},
+};
+
+/**
+ * An agent configuration with Ctrlplane's spellings renamed to ours. A key given in both spellings
+ * is left as sent, so the strict schema refuses the alias rather than one value silently winning.
+ */
+export function canonicalAgentConfig(type: JobAgentType, config: unknown): unknown {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return config;
+  const aliases = CONFIG_KEY_ALIASES[type];
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]) => {
+      const canonical = aliases[key];
+      return canonical && !(canonical in config) ? [canonical, value] : [key, value];
+    }),
+  );
+}
+
 /** The lease an `http-pull` agent asked for (phase V2), or null for a V1 agent without one. */
 export function leaseSecondsOf(config: Record<string, unknown>): number | null {
   if (typeof config.leaseSeconds === 'number') return config.leaseSeconds;

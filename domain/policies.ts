@@ -16,7 +16,8 @@ export const AnyApprovalRule = z.strictObject({ minApprovals: z.number().int().m
 
 export const EnvironmentProgressionRule = z.strictObject({
   dependsOnEnvironmentSelector: celExpression('environment'),
-  minimumSuccessPercentage: z.number().min(0).max(100).default(100),
+  /** Unset means every target (100). */
+  minimumSuccessPercentage: z.number().min(0).max(100).optional(),
   minimumSoakTimeMinutes: z
     .number()
     .min(0)
@@ -87,6 +88,22 @@ export const GradualRolloutRule = z.strictObject({
   timeScaleInterval: seconds,
 });
 
+const DURATION = /^(\d{1,6})(ms|s|m|h)$/;
+const DURATION_SECONDS = { ms: 0.001, s: 1, m: 60, h: 3600 } as const;
+
+/**
+ * Ctrlplane's `timeout` (a duration such as "30s") as our `timeoutSeconds`, rounded up; a provider
+ * that gives both keeps both, and the strict schema refuses the pair.
+ */
+function timeoutAsSeconds(provider: unknown): unknown {
+  if (typeof provider !== 'object' || provider === null || !('timeout' in provider)) return provider;
+  const { timeout, ...rest } = provider as { timeout: unknown };
+  const match = typeof timeout === 'string' ? DURATION.exec(timeout) : null;
+  if (!match || 'timeoutSeconds' in rest) return provider;
+  const seconds = Number(match[1]) * DURATION_SECONDS[match[2] as keyof typeof DURATION_SECONDS];
+  return { ...rest, timeoutSeconds: Math.ceil(seconds) };
+}
+
 const HttpMetricProvider = z.strictObject({
   type: z.literal('http'),
   url: z.url().max(2048),
@@ -115,7 +132,10 @@ export const VerificationMetric = z.strictObject({
   name: z.string().min(1).max(200),
   intervalSeconds: seconds.min(1),
   count: z.number().int().min(1).max(MAX_RULE_COUNT),
-  provider: z.discriminatedUnion('type', [HttpMetricProvider, SleepMetricProvider]),
+  provider: z.preprocess(
+    timeoutAsSeconds,
+    z.discriminatedUnion('type', [HttpMetricProvider, SleepMetricProvider]),
+  ),
   successCondition: celExpression('measurement'),
   failureCondition: celExpression('measurement').optional(),
   successThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).optional(),

@@ -1,6 +1,6 @@
 import type { JobAgent } from '../../db/entities';
 import { redactConfig } from '../../db/sensitiveValues';
-import { JOB_AGENT_CONFIG_SCHEMAS } from '../../domain/jobAgents';
+import { canonicalAgentConfig, JOB_AGENT_CONFIG_SCHEMAS } from '../../domain/jobAgents';
 import { JOB_AGENT_TYPES, type JobAgentType } from '../../domain/jobAgentTypes';
 import { iso, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
@@ -25,7 +25,7 @@ function bodyFor<T extends JobAgentType>(type: T) {
   return z.object({
     name: Name,
     type: z.literal(type),
-    config: z.preprocess((value) => value ?? {}, config),
+    config: z.preprocess((value) => canonicalAgentConfig(type, value ?? {}), config),
     metadata: MetadataSchema.optional(),
   });
 }

@@ -47,8 +47,8 @@ describe('policy rules', () => {
       expect(ruleKind(result.data!)).toBe(kind);
     }
     const progression = parse(cases[1]![0]).data!.environmentProgression!;
+    expect(progression.minimumSuccessPercentage).toBeUndefined();
     expect(progression).toMatchObject({
-      minimumSuccessPercentage: 100,
       minimumSoakTimeMinutes: 0,
       successStatuses: ['successful'],
     });

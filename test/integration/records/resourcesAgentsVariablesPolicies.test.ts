@@ -1318,7 +1318,6 @@ describe('resources, job agents, variables and policies over HTTP', () => {
             id: expect.stringMatching(UUID),
             environmentProgression: {
               dependsOnEnvironmentSelector: 'environment.name == "staging"',
-              minimumSuccessPercentage: 100,
               minimumSoakTimeMinutes: 0,
               successStatuses: ['successful'],
             },
