@@ -29,6 +29,7 @@ import { resourceRoutes } from './routes/resources';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
 import { variableRoutes } from './routes/variables';
+import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 
@@ -64,6 +65,7 @@ export const apiRoutes: readonly Route[] = [
   ...environmentRoutes,
   ...deploymentRoutes,
   ...versionRoutes,
+  ...versionDependencyRoutes,
   ...variableRoutes,
   ...resourceRoutes,
   ...resourceLookupRoutes,

@@ -8,7 +8,8 @@ export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
  * Ends a release (once; later calls change nothing) and frees its target. A success makes it the
  * target's current release (SPEC "Flow" step 7). The other open releases of the target are woken —
  * one of them may now run — and, after a success, so are this version's releases that wait in
- * other environments, whose progression rules may now pass.
+ * other environments, whose progression rules may now pass, and the releases on this resource
+ * whose version depends on this deployment.
  */
 export async function finishRelease(
   em: EntityManager,
@@ -68,9 +69,17 @@ export async function finishRelease(
           release.environment_id,
         ],
       );
+      // And the releases on this resource whose version depends on this deployment.
+      const dependents = await tx.execute<{ id: string }[]>(
+        `SELECT DISTINCT w.id FROM release w, jsonb_array_elements(coalesce(w.evaluation->'rules', '[]')) AS rule
+          WHERE w.resource_id = ? AND w.deployment_id <> ? AND w.phase = 'pending'
+            AND rule->>'kind' = 'versionDependency' AND rule->>'state' = 'waiting'
+            AND rule->'waitingOn'->>'deploymentId' = ?::text`,
+        [release.resource_id, release.deployment_id, release.deployment_id],
+      );
       await wakeReleases(
         tx,
-        waiting.map((row) => row.id),
+        [...waiting, ...dependents].map((row) => row.id),
       );
     }
     return true;

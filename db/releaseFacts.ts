@@ -1,6 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../domain/grouping';
-import type { ApprovalFact, ProgressionFact, ReleaseFacts, VersionFacts } from '../domain/gates';
+import type {
+  ApprovalFact,
+  DependencyFact,
+  ProgressionFact,
+  ReleaseFacts,
+  VersionFacts,
+} from '../domain/gates';
 import type { EnvironmentProgressionRule } from '../domain/policies';
 import type { ReleasePhase } from '../domain/releases';
 import { selectorMatches } from '../domain/selectors';
@@ -165,6 +171,28 @@ export async function loadReleases(
     ).map((p) => [p.id, p]),
   );
 
+  // Each dependency's current version on the release's resource: that of its most recent success
+  // there, in any environment.
+  const dependencies = groupBy(
+    await em.execute<(DependencyFact & { of: string })[]>(
+      `SELECT me.id AS of, dep.dependency_deployment_id AS "deploymentId", dd.name AS "deploymentName",
+              dep.version_selector AS "versionSelector",
+              (SELECT ${VERSION_JSON('cv')}
+                 FROM release_target_state cs
+                 JOIN release cr ON cr.id = cs.current_release_id
+                 JOIN deployment_version cv ON cv.id = cr.version_id
+                WHERE cs.resource_id = me.resource_id AND cs.deployment_id = dep.dependency_deployment_id
+                ORDER BY cr.completed_at DESC NULLS LAST, cr.id DESC LIMIT 1) AS "currentVersion"
+         FROM release me
+         JOIN deployment_version_dependency dep ON dep.deployment_version_id = me.version_id
+         JOIN deployment dd ON dd.id = dep.dependency_deployment_id
+        WHERE me.id = ANY(?::uuid[])
+        ORDER BY dep.created_at, dep.dependency_deployment_id`,
+      [uuidArray(rows.map((row) => row.id))],
+    ),
+    (dependency) => dependency.of,
+  );
+
   const progression = await loadProgression(
     em,
     rows.flatMap((row) =>
@@ -205,6 +233,15 @@ export async function loadReleases(
             rejected,
             version: { ...version, createdAt: iso(version.createdAt) },
           })),
+          versionDependencies: (dependencies.get(row.id) ?? []).map(
+            ({ of: _of, currentVersion, ...dependency }) => ({
+              ...dependency,
+              currentVersion: currentVersion && {
+                ...currentVersion,
+                createdAt: iso(currentVersion.createdAt),
+              },
+            }),
+          ),
           rollout: {
             position: rollout?.position ?? 0,
             total: rollout?.total ?? 1,

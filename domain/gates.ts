@@ -2,7 +2,14 @@ import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
 import type { PolicyRule, RuleKind } from './policies';
 import { MAX_RULE_SECONDS } from './ruleLimits';
-import type { DeploymentFields, EnvironmentFields, ResourceFields, VersionFields } from './selectors';
+import {
+  selectorContext,
+  selectorMatches,
+  type DeploymentFields,
+  type EnvironmentFields,
+  type ResourceFields,
+  type VersionFields,
+} from './selectors';
 import { windowState } from './windows';
 
 /**
@@ -19,15 +26,18 @@ import { windowState } from './windows';
 export type RuleState = 'passed' | 'waiting' | 'blocked';
 
 export interface RuleEvaluation {
-  kind: RuleKind | 'target' | 'version';
+  kind: RuleKind | 'target' | 'version' | 'versionDependency';
   policyId?: string;
   ruleId?: string;
   state: RuleState;
   reason: string;
   /** When the rule may change without anything else happening (a window opens, soak time ends). */
   nextEvaluationAt?: string;
-  /** For a progression rule waiting on successes: which environment, and how many it needs. */
-  waitingOn?: { environmentId: string; successes: number };
+  /**
+   * What would let the rule pass: for a progression rule, successes in an environment; for a
+   * version dependency, a new current version of that deployment on the resource.
+   */
+  waitingOn?: { environmentId: string; successes: number } | { deploymentId: string };
 }
 
 export type GateDecision =
@@ -74,6 +84,14 @@ export interface ProgressionFact {
   }[];
 }
 
+/** A version's dependency on another deployment, with that deployment's current version on the resource. */
+export interface DependencyFact {
+  deploymentId: string;
+  deploymentName: string;
+  versionSelector: string;
+  currentVersion: VersionFacts | null;
+}
+
 export interface ReleaseFacts {
   release: { id: string; environmentId: string; createdAt: string };
   version: VersionFacts;
@@ -94,6 +112,8 @@ export interface ReleaseFacts {
   deployedVersionId: string | null;
   /** Newer releases of the same target that are not finished, with their versions. */
   newerReleases: { id: string; version: VersionFacts; rejected: boolean }[];
+  /** The version's dependencies (absent in histories recorded before dependencies existed). */
+  versionDependencies?: DependencyFact[];
   /** This target's place in the version's rollout to this environment (read only when a gradual rollout applies). */
   rollout: { position: number; total: number; startedAt: string };
 }
@@ -191,6 +211,35 @@ function progressionRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
           nextEvaluationAt: iso(readyAt),
         }
       : { ...base, state: 'passed' as const, reason: 'dependency environments succeeded and soaked' };
+  });
+}
+
+/**
+ * The version's dependencies: each waits until the dependency's current version on this resource
+ * matches its selector (a release of that deployment succeeding here wakes it).
+ */
+function dependencyRules(facts: ReleaseFacts): RuleEvaluation[] {
+  return (facts.versionDependencies ?? []).map((dependency) => {
+    const base = { kind: 'versionDependency' as const };
+    const current = dependency.currentVersion;
+    if (
+      current &&
+      selectorMatches('version', dependency.versionSelector, { version: selectorContext.version(current) })
+    ) {
+      return {
+        ...base,
+        state: 'passed' as const,
+        reason: `${dependency.deploymentName} runs ${current.tag}`,
+      };
+    }
+    return {
+      ...base,
+      state: 'waiting' as const,
+      reason: current
+        ? `${dependency.deploymentName} runs ${current.tag} here, which does not match ${dependency.versionSelector}`
+        : `${dependency.deploymentName} has no version deployed here yet`,
+      waitingOn: { deploymentId: dependency.deploymentId },
+    };
   });
 }
 
@@ -313,6 +362,7 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
         },
     ...approvalRules(facts),
     ...progressionRules(facts, now),
+    ...dependencyRules(facts),
     ...windowRules(facts, nowDate),
     ...cooldownRules(facts, now),
     ...gradualRolloutRules(facts, now),

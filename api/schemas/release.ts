@@ -11,7 +11,12 @@ const RuleEvaluationSchema = z.object({
   state: z.enum(['passed', 'waiting', 'blocked']),
   reason: z.string(),
   nextEvaluationAt: Timestamp.optional(),
-  waitingOn: z.object({ environmentId: z.uuid(), successes: z.number().int() }).optional(),
+  waitingOn: z
+    .union([
+      z.object({ environmentId: z.uuid(), successes: z.number().int() }),
+      z.object({ deploymentId: z.uuid() }),
+    ])
+    .optional(),
 });
 
 export const EvaluationSchema = z

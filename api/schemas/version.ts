@@ -1,6 +1,7 @@
 import type { DeploymentVersion } from '../../db/entities';
 import { redactConfig } from '../../db/sensitiveValues';
 import { ROLLOUT_STATUSES, VERSION_STATUSES } from '../../domain/versionStatus';
+import { celExpression } from '../../domain/celSchema';
 import { celQuery, iso, isoOrNull, JsonObjectSchema, MetadataSchema, pageQuery, Timestamp } from './common';
 import { z } from './zod';
 
@@ -32,6 +33,21 @@ export const DeploymentVersionSchema = z
   })
   .openapi('DeploymentVersion');
 
+/** What a version's dependency on another deployment asks of that deployment's current version. */
+export const DependencyBody = z
+  .object({ versionSelector: celExpression('version') })
+  .openapi('VersionDependencyInput');
+
+export const VersionDependencySchema = z
+  .object({ deploymentVersionId: z.uuid(), dependencyDeploymentId: z.uuid(), versionSelector: z.string() })
+  .openapi('VersionDependency');
+
+export const VersionDependencyParams = z.object({
+  workspaceId: z.uuid(),
+  deploymentVersionId: z.uuid(),
+  dependencyDeploymentId: z.uuid(),
+});
+
 export const CreateVersionBody = z
   .object({
     tag: z.string().trim().min(1).max(255),
@@ -40,6 +56,14 @@ export const CreateVersionBody = z
     config: JsonObjectSchema.optional(),
     jobAgentConfig: JsonObjectSchema.optional(),
     metadata: MetadataSchema.optional(),
+    dependencies: z
+      .record(z.uuid(), DependencyBody)
+      .refine((dependencies) => Object.keys(dependencies).length <= 50, 'at most 50 dependencies')
+      .optional()
+      .openapi({
+        description:
+          'Dependency deployment id → the selector its current version on the same resource must match; written with the version',
+      }),
   })
   .openapi('CreateDeploymentVersion');
 

@@ -15,6 +15,7 @@ import { ResourceStore } from './resources';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
 import { VariableStore } from './variables';
+import { VersionDependencyStore } from './versionDependencies';
 import { VersionStore } from './versions';
 import { WorkspaceStore } from './workspaces';
 import { GithubWebhookStore } from './githubWebhooks';
@@ -27,6 +28,7 @@ export interface Stores {
   environments: EnvironmentStore;
   deployments: DeploymentStore;
   versions: VersionStore;
+  versionDependencies: VersionDependencyStore;
   resources: ResourceStore;
   resourceLookups: ResourceLookupStore;
   jobAgents: JobAgentStore;
@@ -49,6 +51,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     environments: new EnvironmentStore(em),
     deployments: new DeploymentStore(em, secrets),
     versions: new VersionStore(em, secrets),
+    versionDependencies: new VersionDependencyStore(em),
     resources: new ResourceStore(em, secrets),
     resourceLookups: new ResourceLookupStore(em),
     jobAgents: new JobAgentStore(em, secrets),

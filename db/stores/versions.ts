@@ -8,6 +8,7 @@ import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
 import { lockWorkspaceTargets } from '../releaseTargetSync';
 import { wakeReleases } from '../releaseWake';
+import { writeDependencies, type DependencyMap } from './versionDependencies';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
 import { definedOnly, findOwned, listFiltered } from './common';
@@ -46,7 +47,12 @@ export class VersionStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  create(workspaceId: string, deploymentId: string, input: NewVersion): Promise<DeploymentVersion> {
+  /** A new version, with its dependencies (if any) written in the same transaction as it. */
+  create(
+    workspaceId: string,
+    deploymentId: string,
+    input: NewVersion & { dependencies?: DependencyMap },
+  ): Promise<DeploymentVersion> {
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
@@ -71,6 +77,10 @@ export class VersionStore {
             rolloutReleaseCount: 0,
             rolloutCompletedAt: null,
           });
+          if (input.dependencies && Object.keys(input.dependencies).length > 0) {
+            await em.flush();
+            await writeDependencies(em, version, input.dependencies);
+          }
           if (version.status === 'ready') await markVersionReady(em, version);
           return version;
         }),

@@ -46,6 +46,38 @@ describe('evaluateGates', () => {
     });
   });
 
+  it("waits until each dependency's current version on the resource matches its selector", () => {
+    const dependency = (tag: string | null) => ({
+      deploymentId: 'd-db',
+      deploymentName: 'db',
+      versionSelector: 'version.tag.startsWith("v2.")',
+      currentVersion: tag
+        ? {
+            id: `v-${tag}`,
+            tag,
+            name: tag,
+            status: 'ready' as const,
+            metadata: {},
+            config: {},
+            createdAt: minutes(-5),
+          }
+        : null,
+    });
+    const none = evaluateGates(facts({ versionDependencies: [dependency(null)] }), NOW);
+    expect(none).toMatchObject({ decision: 'wait', reason: 'db has no version deployed here yet' });
+    expect(none.rules.find((rule) => rule.kind === 'versionDependency')?.waitingOn).toEqual({
+      deploymentId: 'd-db',
+    });
+    expect(evaluateGates(facts({ versionDependencies: [dependency('v1.9.0')] }), NOW)).toMatchObject({
+      decision: 'wait',
+      reason: 'db runs v1.9.0 here, which does not match version.tag.startsWith("v2.")',
+    });
+    expect(evaluateGates(facts({ versionDependencies: [dependency('v2.0.1')] }), NOW).decision).toBe(
+      'proceed',
+    );
+    expect(evaluateGates(facts({ versionDependencies: undefined }), NOW).decision).toBe('proceed');
+  });
+
   it('waits for a dependency environment to succeed, then for the soak time', () => {
     const rule = [
       {
