@@ -19,7 +19,7 @@ interface Release {
 describe('deployment-version dependencies', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
-  const ids: Record<string, string> = {};
+  const ids = {} as Record<'system' | 'prod' | 'db' | 'app' | 'node', string>;
   const ws = () => `/v1/workspaces/${stack.workspaceId}`;
 
   beforeAll(async () => {
