@@ -9,6 +9,7 @@ import type {
 } from '../domain/gates';
 import type { EnvironmentProgressionRule } from '../domain/policies';
 import type { ReleasePhase } from '../domain/releases';
+import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { selectorMatches } from '../domain/selectors';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
 import { uuidArray } from './sql';
@@ -75,6 +76,15 @@ export async function loadRelease(em: EntityManager, releaseId: string): Promise
   return (await loadReleases(em, [releaseId])).get(releaseId) ?? null;
 }
 
+/** The columns of a facts row, from a release's target records (`v` the version, `s` the target state). */
+const FACT_COLUMNS = `
+            ${VERSION_JSON('v')} AS version,
+            json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
+            json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
+            json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
+                              'metadata', r.metadata, 'config', r.config) AS resource,
+            s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at`;
+
 /** The facts of many releases, keyed by release id; unknown ids are absent. */
 export async function loadReleases(
   em: EntityManager,
@@ -83,15 +93,9 @@ export async function loadReleases(
   if (releaseIds.length === 0) return new Map();
   const rows = await em.execute<ReleaseRow[]>(
     `SELECT rl.id, rl.workspace_id, rl.deployment_id, rl.environment_id, rl.resource_id, rl.version_id, rl.phase,
-            rl.redeploy_requested_at, rl.redeploy_override_reason, rl.created_at,
-            ${VERSION_JSON('v')} AS version,
-            json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
-            json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
-            json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
-                              'metadata', r.metadata, 'config', r.config) AS resource,
+            rl.redeploy_requested_at, rl.redeploy_override_reason, rl.created_at, ${FACT_COLUMNS},
             EXISTS (SELECT 1 FROM release_target t WHERE t.resource_id = rl.resource_id
                       AND t.environment_id = rl.environment_id AND t.deployment_id = rl.deployment_id) AS target_exists,
-            s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at,
             (SELECT coalesce(max(attempt), 0)::int FROM job WHERE release_id = rl.id) AS last_attempt
        FROM release rl
        JOIN deployment_version v ON v.id = rl.version_id
@@ -104,6 +108,39 @@ export async function loadReleases(
       WHERE rl.id = ANY(?::uuid[])`,
     [uuidArray(releaseIds)],
   );
+  return loadFacts(em, rows);
+}
+
+/**
+ * The facts a release of each ready version of the target's deployment would have there now,
+ * keyed by version id (that is also each one's release id in the facts): what the gates of such a
+ * release would see, for the versions eligible on a target. Empty for an unknown target.
+ */
+export async function loadTargetVersionFacts(
+  em: EntityManager,
+  workspaceId: string,
+  target: ReleaseTargetRef,
+): Promise<Map<string, LoadedRelease>> {
+  const rows = await em.execute<ReleaseRow[]>(
+    `SELECT v.id, t.workspace_id, t.deployment_id, t.environment_id, t.resource_id, v.id AS version_id,
+            'pending' AS phase, NULL AS redeploy_requested_at, NULL AS redeploy_override_reason, now() AS created_at,
+            ${FACT_COLUMNS}, true AS target_exists, 0 AS last_attempt
+       FROM release_target t
+       JOIN deployment_version v ON v.deployment_id = t.deployment_id AND v.status = 'ready'
+       JOIN deployment d ON d.id = t.deployment_id
+       JOIN environment e ON e.id = t.environment_id
+       JOIN resource r ON r.id = t.resource_id
+       LEFT JOIN release_target_state s
+         ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
+       ${DEPLOYED_VERSION_JOIN('s', 'dv')}
+      WHERE t.workspace_id = ? AND t.resource_id = ? AND t.environment_id = ? AND t.deployment_id = ?`,
+    [workspaceId, target.resourceId, target.environmentId, target.deploymentId],
+  );
+  return loadFacts(em, rows);
+}
+
+/** Everything else the gates read, for rows of the release table or of would-be releases. */
+async function loadFacts(em: EntityManager, rows: ReleaseRow[]): Promise<Map<string, LoadedRelease>> {
   if (rows.length === 0) return new Map();
 
   const workspacePolicies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
@@ -175,20 +212,23 @@ export async function loadReleases(
   // there, in any environment.
   const dependencies = groupBy(
     await em.execute<(DependencyFact & { of: string })[]>(
-      `SELECT me.id AS of, dep.dependency_deployment_id AS "deploymentId", dd.name AS "deploymentName",
+      `SELECT k.of, dep.dependency_deployment_id AS "deploymentId", dd.name AS "deploymentName",
               dep.version_selector AS "versionSelector",
               (SELECT ${VERSION_JSON('cv')}
                  FROM release_target_state cs
                  JOIN release cr ON cr.id = cs.current_release_id
                  JOIN deployment_version cv ON cv.id = cr.version_id
-                WHERE cs.resource_id = me.resource_id AND cs.deployment_id = dep.dependency_deployment_id
+                WHERE cs.resource_id = k.resource_id AND cs.deployment_id = dep.dependency_deployment_id
                 ORDER BY cr.completed_at DESC NULLS LAST, cr.id DESC LIMIT 1) AS "currentVersion"
-         FROM release me
-         JOIN deployment_version_dependency dep ON dep.deployment_version_id = me.version_id
+         FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, version_id, resource_id)
+         JOIN deployment_version_dependency dep ON dep.deployment_version_id = k.version_id
          JOIN deployment dd ON dd.id = dep.dependency_deployment_id
-        WHERE me.id = ANY(?::uuid[])
         ORDER BY dep.created_at, dep.dependency_deployment_id`,
-      [uuidArray(rows.map((row) => row.id))],
+      [
+        uuidArray(rows.map((row) => row.id)),
+        uuidArray(rows.map((row) => row.version_id)),
+        uuidArray(rows.map((row) => row.resource_id)),
+      ],
     ),
     (dependency) => dependency.of,
   );

@@ -309,6 +309,46 @@ function gradualRolloutRules(facts: ReleaseFacts, now: number): RuleEvaluation[]
   });
 }
 
+/** Every policy rule's evaluation, and the version's dependencies': what a version must pass on the target. */
+export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
+  const now = nowDate.getTime();
+  const selected = versionSelectedHere(facts, facts.version);
+  return [
+    selected.ok
+      ? { kind: 'versionSelector', state: 'passed', reason: 'the version is selected' }
+      : {
+          kind: 'versionSelector',
+          state: 'blocked',
+          reason: `excluded by version selector ${selected.failing}`,
+        },
+    ...approvalRules(facts),
+    ...progressionRules(facts, now),
+    ...dependencyRules(facts),
+    ...windowRules(facts, nowDate),
+    ...cooldownRules(facts, now),
+    ...gradualRolloutRules(facts, now),
+  ];
+}
+
+/**
+ * Whether the version of these facts passes every policy rule on the target now, and its
+ * dependencies: Ctrlplane's "eligible versions". Rules with an id in `excludedRuleIds` are skipped.
+ */
+export function passesEveryRule(
+  facts: ReleaseFacts,
+  nowDate: Date,
+  excludedRuleIds: ReadonlySet<string> = new Set(),
+): boolean {
+  const kept = {
+    ...facts,
+    policies: facts.policies.map((policy) => ({
+      ...policy,
+      rules: policy.rules.filter((rule) => !excludedRuleIds.has(rule.id)),
+    })),
+  };
+  return policyRuleEvaluations(kept, nowDate).every((rule) => rule.state === 'passed');
+}
+
 export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluation {
   const now = nowDate.getTime();
   const evaluatedAt = nowDate.toISOString();
@@ -351,21 +391,8 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
     };
   }
 
-  const selected = versionSelectedHere(facts, facts.version);
   const rules: RuleEvaluation[] = [
-    selected.ok
-      ? { kind: 'versionSelector', state: 'passed', reason: 'the version is selected' }
-      : {
-          kind: 'versionSelector',
-          state: 'blocked',
-          reason: `excluded by version selector ${selected.failing}`,
-        },
-    ...approvalRules(facts),
-    ...progressionRules(facts, now),
-    ...dependencyRules(facts),
-    ...windowRules(facts, nowDate),
-    ...cooldownRules(facts, now),
-    ...gradualRolloutRules(facts, now),
+    ...policyRuleEvaluations(facts, nowDate),
     facts.activeReleaseId && facts.activeReleaseId !== facts.release.id
       ? {
           kind: 'target',

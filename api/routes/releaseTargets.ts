@@ -1,3 +1,4 @@
+import { celExpression } from '../../domain/celSchema';
 import { NotFoundError } from '../../domain/errors';
 import { parseReleaseTargetKey } from '../../domain/releaseTargets';
 import type { Stores } from '../../db/stores';
@@ -6,6 +7,7 @@ import { route } from '../route';
 import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import { JobSchema, JobStatusInput, JobWithVerificationsSchema, toJob } from '../schemas/job';
 import { ReleaseSchema, toRelease } from '../schemas/release';
+import { DeploymentVersionSchema, toDeploymentVersion } from '../schemas/version';
 import { z } from '../schemas/zod';
 import { withVerifications } from './jobs';
 import {
@@ -129,6 +131,41 @@ export const releaseTargetStateRoutes = [
         status: 200,
         body: state.desiredRelease ? { desiredRelease: toRelease(state.desiredRelease) } : {},
       };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/eligible-versions',
+    summary: 'The versions that pass every policy rule on the target now',
+    description:
+      "Ready versions of the target's deployment whose policy rules (and dependencies) all pass now, newest first. " +
+      '`filter` (CEL over `version`) narrows them and pages count after it; `excludeRuleIds` skips those rules.',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    query: pageQuery(),
+    body: z
+      .object({
+        filter: celExpression('version').optional(),
+        excludeRuleIds: z.array(z.uuid()).max(100).optional(),
+      })
+      .default({})
+      .openapi('EligibleVersionsQuery'),
+    responses: {
+      200: {
+        description: 'Eligible versions',
+        schema: pageOf(DeploymentVersionSchema, 'EligibleVersionPage'),
+      },
+    },
+    async handle(ctx, { params, query, body }) {
+      const page = await ctx.state.stores.releaseTargets.eligibleVersions(
+        params.workspaceId,
+        targetOf(params.releaseTargetKey),
+        params.releaseTargetKey,
+        body,
+        query,
+      );
+      return { status: 200, body: pageResponse(page, toDeploymentVersion) };
     },
   }),
   route({

@@ -1,9 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
+import { passesEveryRule } from '../../domain/gates';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
-import { ReleaseTargetSchema, type ReleaseTarget } from '../entities';
+import { selectorContext, selectorMatches } from '../../domain/selectors';
+import {
+  DeploymentVersionSchema,
+  ReleaseTargetSchema,
+  type DeploymentVersion,
+  type ReleaseTarget,
+} from '../entities';
+import { loadTargetVersionFacts } from '../releaseFacts';
 import { listPage } from './common';
+
+export interface EligibilityQuery {
+  /** CEL over `version`: only versions it matches. */
+  filter?: string;
+  excludeRuleIds?: string[];
+}
 
 export type ReleaseTargetFilter = Partial<ReleaseTargetRef>;
 
@@ -19,6 +33,47 @@ export class ReleaseTargetStore {
       'environmentId',
       'deploymentId',
     ]);
+  }
+
+  /**
+   * The ready versions of the target's deployment that pass every policy rule there now (and their
+   * dependencies), newest first, filtered, then paged.
+   */
+  async eligibleVersions(
+    workspaceId: string,
+    ref: ReleaseTargetRef,
+    key: string,
+    query: EligibilityQuery,
+    page: PageRequest,
+  ): Promise<Page<DeploymentVersion>> {
+    await this.get(workspaceId, ref, key);
+    const facts = await loadTargetVersionFacts(this.em, workspaceId, ref);
+    const excluded = new Set(query.excludeRuleIds ?? []);
+    const now = new Date();
+    const eligible = [...facts.values()]
+      .filter(
+        ({ facts: versionFacts }) =>
+          (!query.filter ||
+            selectorMatches('version', query.filter, {
+              version: selectorContext.version(versionFacts.version),
+            })) &&
+          passesEveryRule(versionFacts, now, excluded),
+      )
+      .map(({ facts: versionFacts }) => versionFacts.version)
+      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (b.id > a.id ? 1 : -1));
+    const shown = eligible.slice(page.offset, page.offset + page.limit);
+    const versions = new Map(
+      (await this.em.find(DeploymentVersionSchema, { id: { $in: shown.map((v) => v.id) } })).map((v) => [
+        v.id,
+        v,
+      ]),
+    );
+    return {
+      items: shown.map((version) => versions.get(version.id)!),
+      total: eligible.length,
+      limit: page.limit,
+      offset: page.offset,
+    };
   }
 
   async get(workspaceId: string, ref: ReleaseTargetRef, key: string): Promise<ReleaseTarget> {

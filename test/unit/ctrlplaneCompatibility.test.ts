@@ -23,7 +23,6 @@ const UNSERVED: Record<string, string> = {
   deleteRelationship: 'relationship rules, not built yet (issue 14)',
   getRelationshipRule: 'relationship rules, not built yet (issue 14)',
   requestRelationshipRuleUpsert: 'relationship rules, not built yet (issue 14)',
-  listEligibleVersionsForReleaseTarget: 'release-target reads, not built yet (issue 14)',
   requestResourceProviderUpsert: 'resource providers, next in issue 14',
   setResourceProviderResources: 'resource providers, next in issue 14',
   deleteResourceProviderByName: 'resource providers, next in issue 14',
