@@ -350,7 +350,6 @@ export function passesEveryRule(
 }
 
 export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluation {
-  const now = nowDate.getTime();
   const evaluatedAt = nowDate.toISOString();
   if (!facts.targetExists) {
     return { decision: 'withdrawn', reason: 'the release target no longer exists', rules: [], evaluatedAt };
