@@ -28,6 +28,7 @@ import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceRoutes } from './routes/resources';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
+import { variableSetRoutes } from './routes/variableSets';
 import { variableRoutes } from './routes/variables';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
@@ -65,6 +66,7 @@ export const apiRoutes: readonly Route[] = [
   ...deploymentRoutes,
   ...versionRoutes,
   ...variableRoutes,
+  ...variableSetRoutes,
   ...resourceRoutes,
   ...resourceLookupRoutes,
   ...jobAgentRoutes,
