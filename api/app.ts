@@ -28,6 +28,7 @@ import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceRoutes } from './routes/resources';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
+import { variableSetRoutes } from './routes/variableSets';
 import { variableRoutes } from './routes/variables';
 import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
@@ -67,6 +68,7 @@ export const apiRoutes: readonly Route[] = [
   ...versionRoutes,
   ...versionDependencyRoutes,
   ...variableRoutes,
+  ...variableSetRoutes,
   ...resourceRoutes,
   ...resourceLookupRoutes,
   ...jobAgentRoutes,

@@ -10,7 +10,7 @@ import {
 } from '../domain/jobPlan';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
-import type { VariableDefinition } from '../domain/variables';
+import type { VariableDefinition, VariableSetDefinition } from '../domain/variables';
 import { newId } from './ids';
 import { enabledPolicies, policiesForTarget } from './policyMatching';
 import type { SecretBox } from './secrets';
@@ -115,7 +115,15 @@ function once<T>(open: (key: string) => T): (key: string) => T {
   };
 }
 
-/** The plan inputs of many releases, read in five queries whatever their number. */
+interface VariableSetRow extends Omit<VariableSetDefinition, 'variables'> {
+  workspace_id: string;
+  variables: VariableSetDefinition['variables'];
+}
+
+/**
+ * The plan inputs of many releases, read in six queries whatever their number (and one more per
+ * workspace, for its policies).
+ */
 async function loadPlanInputs(
   tx: EntityManager,
   box: SecretBox,
@@ -159,6 +167,15 @@ async function loadPlanInputs(
     `SELECT id, name, type, config, workspace_id FROM job_agent WHERE workspace_id = ANY(?::uuid[])`,
     [uuidArray(workspaceIds)],
   );
+  // Every set of each workspace: which ones match is decided per release target, by the plan.
+  const variableSets = await tx.execute<VariableSetRow[]>(
+    `SELECT s.id, s.workspace_id, s.name, s.priority, s.selector,
+            COALESCE((SELECT json_agg(json_build_object('key', v.key, 'value', v.value, 'reference', v.reference,
+                                                        'sensitive', v.sensitive) ORDER BY v.key)
+                        FROM variable_set_variable v WHERE v.variable_set_id = s.id), '[]') AS variables
+       FROM variable_set s WHERE s.workspace_id = ANY(?::uuid[])`,
+    [uuidArray(workspaceIds)],
+  );
   const policies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
   for (const workspaceId of workspaceIds) policies.set(workspaceId, await enabledPolicies(tx, workspaceId));
 
@@ -176,6 +193,7 @@ async function loadPlanInputs(
   const variablesByDeployment = groupBy(variables, (row) => row.deployment_id);
   const variablesByResource = groupBy(resourceVariables, (row) => row.resource_id);
   const agentsByWorkspace = groupBy(agents, (agent) => agent.workspace_id);
+  const variableSetsByWorkspace = groupBy(variableSets, (set) => set.workspace_id);
   const definitionsOf = once((deploymentId) => {
     const secrets = secretsOf('deployment', deploymentId);
     return (variablesByDeployment.get(deploymentId) ?? []).map((row): VariableDefinition => ({
@@ -195,6 +213,24 @@ async function loadPlanInputs(
       sensitive,
       value: openValue(secretsOf('resource', resourceId), value, sensitive),
     })),
+  );
+  const variableSetsOf = once((workspaceId) =>
+    (variableSetsByWorkspace.get(workspaceId) ?? []).map(
+      ({ id, name, priority, selector, variables }): VariableSetDefinition => {
+        const secrets = box.forRecord(workspaceId, 'variable_set', id);
+        return {
+          id,
+          name,
+          priority,
+          selector,
+          variables: variables.map((variable) => ({
+            ...variable,
+            value:
+              variable.value === null ? undefined : openValue(secrets, variable.value, variable.sensitive),
+          })),
+        };
+      },
+    ),
   );
   const agentsOf = once((workspaceId) =>
     (agentsByWorkspace.get(workspaceId) ?? []).map(({ id, name, type, config }) => ({
@@ -243,6 +279,7 @@ async function loadPlanInputs(
           variables: {
             definitions: definitionsOf(release.deployment_id),
             resource: resourceVariablesOf(release.resource_id),
+            sets: variableSetsOf(release.workspace_id),
           },
           agents: agentsOf(release.workspace_id),
           verifications: matched.flatMap((policy) =>

@@ -74,6 +74,15 @@ const SEALED_TABLES: readonly SealedTable[] = [
     owner: 't.id',
   },
   {
+    table: 'variable_set_variable',
+    columns: ['value'],
+    key: "t.variable_set_id::text || '/' || t.key",
+    join: 'JOIN variable_set s ON s.id = t.variable_set_id',
+    workspace: 's.workspace_id',
+    kind: 'variable_set',
+    owner: 't.variable_set_id',
+  },
+  {
     table: 'job',
     columns: ['job_agent_config', 'dispatch_context'],
     key: 't.id::text',

@@ -4,9 +4,11 @@ import { ConflictError } from '../domain/errors';
 /**
  * The records that own sealed values. Each sealed value is bound to its workspace and its owner:
  * an agent's credentials, a deployment's agent entries and variables, a version's agent
- * configuration, a resource's variables, a policy's probe headers, and a release's job snapshots.
+ * configuration, a resource's variables, a policy's probe headers, a variable set's variables, and
+ * a release's job snapshots.
  */
-export type SealOwnerKind = 'job_agent' | 'deployment' | 'version' | 'resource' | 'policy' | 'release';
+export type SealOwnerKind =
+  'job_agent' | 'deployment' | 'version' | 'resource' | 'policy' | 'variable_set' | 'release';
 
 /** Sealing and opening for one owner record: what stores and activities hold. */
 export interface RecordSecrets {

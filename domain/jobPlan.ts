@@ -4,12 +4,7 @@ import type { JobStatus } from './jobStatus';
 import type { VerificationMetric } from './policies';
 import { selectorContext, selectorMatches } from './selectors';
 import { SENSITIVE_CONFIG_KEYS } from './sensitive';
-import {
-  resolveVariables,
-  type ResolvedVariable,
-  type ResourceVariableValue,
-  type VariableDefinition,
-} from './variables';
+import { resolveVariables, type ResolvedVariable, type VariableSources } from './variables';
 import type { z } from 'zod';
 
 /**
@@ -78,8 +73,8 @@ export interface VerificationSpec {
 export interface JobPlanInput {
   release: { id: string; createdAt: string };
   records: JobPlanRecords;
-  /** The deployment's variables and the resource's own, secrets opened. */
-  variables: { definitions: readonly VariableDefinition[]; resource: readonly ResourceVariableValue[] };
+  /** The deployment's variables, the resource's own and the workspace's variable sets, secrets opened. */
+  variables: VariableSources;
   /** The workspace's job agents. */
   agents: readonly PlanAgent[];
   verifications: readonly VerificationSpec[];
@@ -138,10 +133,14 @@ function configSnapshot(tools: PlanTools, config: JsonObject, variables: Resolve
 export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
   const { records, release } = input;
   const resourceContext = { resource: selectorContext.resource(records.resource) };
+  const targetContext = {
+    ...resourceContext,
+    deployment: selectorContext.deployment(records.deployment),
+    environment: selectorContext.environment(records.environment),
+  };
   const matchesResource = (selector: string) => selectorMatches('resource', selector, resourceContext);
   const variables = resolveVariables(
-    input.variables.definitions,
-    input.variables.resource,
+    input.variables,
     {
       workspace: records.workspace,
       deployment: records.deployment,
@@ -149,7 +148,10 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
       resource: records.resource,
       version: { ...records.version, jobAgentConfig: undefined },
     },
-    matchesResource,
+    {
+      resource: matchesResource,
+      target: (selector) => selectorMatches('target', selector, targetContext),
+    },
   );
   const releaseContext: ReleaseContext = {
     releaseId: release.id,

@@ -51,7 +51,7 @@ export const SELECTOR_SCOPES = {
   deployment: ['deployment'],
   environment: ['environment'],
   version: ['version'],
-  /** Policy selectors: they match release targets. */
+  /** Policy and variable-set selectors: they match release targets. */
   target: ['resource', 'deployment', 'environment'],
   /** The `versionSelector` policy rule. */
   versionRule: ['version', 'resource', 'deployment', 'environment'],

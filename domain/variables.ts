@@ -1,7 +1,7 @@
 /**
- * Deployment variables (SPEC "Deployment variable and variable value", DESIGN §6). A value is a
- * JSON literal or a reference into a related record: `{reference: 'resource', path: ['metadata',
- * 'region']}`.
+ * Deployment variables (SPEC "Deployment variable and variable value", DESIGN §6) and variable
+ * sets (Ctrlplane's), resolved together for each release. A value is a JSON literal or a reference
+ * into a related record: `{reference: 'resource', path: ['metadata', 'region']}`.
  */
 export const VARIABLE_REFERENCES = ['workspace', 'deployment', 'environment', 'resource', 'version'] as const;
 export type VariableReferenceTarget = (typeof VARIABLE_REFERENCES)[number];
@@ -35,13 +35,50 @@ export interface ResourceVariableValue {
 /** The records a reference may point into, as plain objects. */
 export type ReferenceTargets = Record<VariableReferenceTarget, Record<string, unknown>>;
 
+/**
+ * A variable set (Ctrlplane's): values for every release target its selector (CEL over `resource`,
+ * `deployment` and `environment`) matches, secrets already opened.
+ */
+export interface VariableSetDefinition {
+  id: string;
+  name: string;
+  priority: number;
+  selector: string;
+  variables: {
+    key: string;
+    value?: unknown;
+    reference?: VariableReference | null;
+    sensitive: boolean;
+  }[];
+}
+
+/** What one release's variables are resolved from. */
+export interface VariableSources {
+  /** The deployment's variables. */
+  definitions: readonly VariableDefinition[];
+  /** The resource's own variables. */
+  resource: readonly ResourceVariableValue[];
+  /** The workspace's variable sets, matching or not. */
+  sets: readonly VariableSetDefinition[];
+}
+
+/** Selector checks for the release being resolved. */
+export interface VariableMatchers {
+  /** A deployment variable value's resource selector. */
+  resource(selector: string): boolean;
+  /** A variable set's selector, over the release target. */
+  target(selector: string): boolean;
+}
+
 export interface ResolvedVariable {
   key: string;
   value: unknown;
   sensitive: boolean;
-  source: 'resource' | 'value' | 'default';
+  source: 'resource' | 'value' | 'variable_set' | 'default';
   /** The deployment variable value chosen, when the source is a value. */
   valueId?: string;
+  /** The variable set chosen, when the source is a variable set. */
+  variableSetId?: string;
 }
 
 /** Follows a reference's path; undefined when any step is missing. */
@@ -55,59 +92,104 @@ export function followReference(reference: VariableReference, targets: Reference
 }
 
 /**
- * Resolves each deployment variable for one release (DESIGN §6): the resource's own variable of
- * that key wins; then the deployment's values whose selector matches the resource, highest
- * priority first (a reference that leads nowhere is skipped); then the default. A key nothing
- * resolves is left out. A value is sensitive when the variable, the value or the resource's
- * variable says so.
+ * The variable sets that apply to a release target, in precedence order: higher priority first,
+ * then by name (and id), so two sets of equal priority always resolve the same way.
+ */
+export function matchingVariableSets(
+  sets: readonly VariableSetDefinition[],
+  matchesTarget: (selector: string) => boolean,
+): VariableSetDefinition[] {
+  return sets
+    .filter((set) => matchesTarget(set.selector))
+    .sort(
+      (a, b) =>
+        b.priority - a.priority ||
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+}
+
+/**
+ * Resolves the variables of one release (DESIGN §6, and Ctrlplane's variable sets). For each key a
+ * deployment variable or a matching variable set defines, the first of these that gives a value
+ * wins:
+ *
+ * 1. the resource's own variable of that key;
+ * 2. the deployment variable's values whose selector matches the resource, highest priority first;
+ * 3. the variable sets whose selector matches the release target, highest priority first (ties by
+ *    name);
+ * 4. the deployment variable's default.
+ *
+ * A reference that leads nowhere is skipped, and a key nothing resolves is left out. A value is
+ * sensitive when the deployment variable, or the value, resource variable or set variable chosen,
+ * says so.
  */
 export function resolveVariables(
-  definitions: readonly VariableDefinition[],
-  resourceVariables: readonly ResourceVariableValue[],
+  sources: VariableSources,
   targets: ReferenceTargets,
-  matchesResource: (selector: string) => boolean,
+  matches: VariableMatchers,
 ): ResolvedVariable[] {
-  const own = new Map(resourceVariables.map((variable) => [variable.key, variable]));
-  const resolved: ResolvedVariable[] = [];
-  for (const definition of definitions) {
-    const fromResource = own.get(definition.key);
-    if (fromResource) {
-      resolved.push({
-        key: definition.key,
-        value: fromResource.value,
-        sensitive: definition.sensitive || fromResource.sensitive,
-        source: 'resource',
-      });
-      continue;
-    }
-    const candidates = [...definition.values].sort(
-      (a, b) => b.priority - a.priority || a.id.localeCompare(b.id),
-    );
-    const chosen = candidates
-      .filter(
-        (candidate) => candidate.resourceSelector === null || matchesResource(candidate.resourceSelector),
-      )
-      .map((candidate) => ({
-        candidate,
-        value: candidate.reference ? followReference(candidate.reference, targets) : candidate.value,
-      }))
-      .find(({ value }) => value !== undefined);
-    if (chosen) {
-      resolved.push({
-        key: definition.key,
-        value: chosen.value,
-        sensitive: definition.sensitive || chosen.candidate.sensitive,
-        source: 'value',
-        valueId: chosen.candidate.id,
-      });
-    } else if (definition.defaultValue !== undefined && definition.defaultValue !== null) {
-      resolved.push({
-        key: definition.key,
-        value: definition.defaultValue,
-        sensitive: definition.sensitive,
-        source: 'default',
+  const own = new Map(sources.resource.map((variable) => [variable.key, variable]));
+  const valueOf = (candidate: { value?: unknown; reference?: VariableReference | null }) =>
+    candidate.reference ? followReference(candidate.reference, targets) : candidate.value;
+  // Each key's value from the sets, taken from the first set (in precedence order) that resolves it.
+  const setKeys = new Set<string>();
+  const fromSets = new Map<string, ResolvedVariable>();
+  for (const set of matchingVariableSets(sources.sets, matches.target)) {
+    for (const variable of set.variables) {
+      setKeys.add(variable.key);
+      if (fromSets.has(variable.key)) continue;
+      const value = valueOf(variable);
+      if (value === undefined) continue;
+      fromSets.set(variable.key, {
+        key: variable.key,
+        value,
+        sensitive: variable.sensitive,
+        source: 'variable_set',
+        variableSetId: set.id,
       });
     }
   }
-  return resolved;
+
+  const resolveKey = (key: string, definition?: VariableDefinition): ResolvedVariable | undefined => {
+    const keySensitive = definition?.sensitive ?? false;
+    const fromResource = own.get(key);
+    if (fromResource) {
+      return {
+        key,
+        value: fromResource.value,
+        sensitive: keySensitive || fromResource.sensitive,
+        source: 'resource',
+      };
+    }
+    const fromValue = [...(definition?.values ?? [])]
+      .sort((a, b) => b.priority - a.priority || a.id.localeCompare(b.id))
+      .filter(
+        (candidate) => candidate.resourceSelector === null || matches.resource(candidate.resourceSelector),
+      )
+      .map((candidate) => ({ candidate, value: valueOf(candidate) }))
+      .find(({ value }) => value !== undefined);
+    if (fromValue) {
+      return {
+        key,
+        value: fromValue.value,
+        sensitive: keySensitive || fromValue.candidate.sensitive,
+        source: 'value',
+        valueId: fromValue.candidate.id,
+      };
+    }
+    const fromSet = fromSets.get(key);
+    if (fromSet) return { ...fromSet, sensitive: keySensitive || fromSet.sensitive };
+    if (definition?.defaultValue !== undefined && definition.defaultValue !== null) {
+      return { key, value: definition.defaultValue, sensitive: keySensitive, source: 'default' };
+    }
+    return undefined;
+  };
+
+  const definedKeys = new Set(sources.definitions.map((definition) => definition.key));
+  const setOnlyKeys = [...setKeys].filter((key) => !definedKeys.has(key)).sort();
+  return [
+    ...sources.definitions.map((definition) => resolveKey(definition.key, definition)),
+    ...setOnlyKeys.map((key) => resolveKey(key)),
+  ].filter((variable): variable is ResolvedVariable => variable !== undefined);
 }

@@ -12,6 +12,7 @@ import { ReleaseTargetStateSchema } from './releaseTargetState';
 import { ResourceSchema, ResourceVariableSchema } from './resource';
 import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
 import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
+import { VariableSetSchema, VariableSetVariableSchema } from './variableSet';
 import { WorkspaceSchema } from './workspace';
 
 export const entities = [
@@ -29,6 +30,8 @@ export const entities = [
   DeploymentVariableSchema,
   DeploymentVariableValueSchema,
   PolicySchema,
+  VariableSetSchema,
+  VariableSetVariableSchema,
   ReleaseTargetSchema,
   ReleaseSchema,
   JobSchema,
@@ -51,4 +54,5 @@ export * from './releaseTargetState';
 export * from './resource';
 export * from './system';
 export * from './variable';
+export * from './variableSet';
 export * from './workspace';

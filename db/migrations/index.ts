@@ -6,6 +6,7 @@ import { Migration0005TraceContext } from './Migration0005TraceContext';
 import { Migration0006CoalescedRollouts } from './Migration0006CoalescedRollouts';
 import { Migration0007ApiKeyLastUsed } from './Migration0007ApiKeyLastUsed';
 import { Migration0008RedeployOverrides } from './Migration0008RedeployOverrides';
+import { Migration0010VariableSets } from './Migration0010VariableSets';
 import { Migration0011VersionDependencies } from './Migration0011VersionDependencies';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
@@ -18,5 +19,6 @@ export const migrations = [
   { name: 'Migration0006CoalescedRollouts', class: Migration0006CoalescedRollouts },
   { name: 'Migration0007ApiKeyLastUsed', class: Migration0007ApiKeyLastUsed },
   { name: 'Migration0008RedeployOverrides', class: Migration0008RedeployOverrides },
+  { name: 'Migration0010VariableSets', class: Migration0010VariableSets },
   { name: 'Migration0011VersionDependencies', class: Migration0011VersionDependencies },
 ];

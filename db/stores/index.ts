@@ -14,6 +14,7 @@ import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
+import { VariableSetStore } from './variableSets';
 import { VariableStore } from './variables';
 import { VersionDependencyStore } from './versionDependencies';
 import { VersionStore } from './versions';
@@ -33,6 +34,7 @@ export interface Stores {
   resourceLookups: ResourceLookupStore;
   jobAgents: JobAgentStore;
   variables: VariableStore;
+  variableSets: VariableSetStore;
   policies: PolicyStore;
   releaseTargets: ReleaseTargetStore;
   releases: ReleaseStore;
@@ -56,6 +58,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     resourceLookups: new ResourceLookupStore(em),
     jobAgents: new JobAgentStore(em, secrets),
     variables: new VariableStore(em, secrets),
+    variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em),
     releases: new ReleaseStore(em),

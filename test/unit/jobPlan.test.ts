@@ -73,6 +73,7 @@ function input(
         { key: 'password', sensitive: true, defaultValue: 'hunter2', values: [] },
       ],
       resource: [],
+      sets: [],
     },
     agents: [PULLER, ARGO],
     verifications: [],
@@ -99,6 +100,42 @@ describe('planReleaseJobs', () => {
       release: { id: 'rel-1', versionId: 'v', deploymentId: 'd', environmentId: 'e', resourceId: 'r' },
     });
     expect((job!.dispatchContext.version as Record<string, unknown>).jobAgentConfig).toBeUndefined();
+  });
+
+  it('resolves the variable sets that match the release target, sealing their sensitive values', () => {
+    const set = (id: string, selector: string, variables: object[]) => ({
+      id,
+      name: id,
+      priority: 0,
+      selector,
+      variables: variables as never,
+    });
+    const base = input();
+    const [job] = planReleaseJobs(
+      {
+        ...base,
+        variables: {
+          ...base.variables,
+          sets: [
+            set('prod-api', 'environment.name == "prod" && deployment.slug == "api"', [
+              { key: 'region', value: 'eu', sensitive: false },
+              { key: 'dbPassword', value: 's3cret', sensitive: true },
+            ]),
+            set('staging', 'environment.name == "staging"', [
+              { key: 'debug', value: true, sensitive: false },
+            ]),
+          ],
+        },
+      },
+      tools(),
+    );
+    expect(job!.dispatchContext.variables).toEqual({
+      replicas: 5,
+      password: { sealed: 'hunter2' },
+      dbPassword: { sealed: 's3cret' },
+      region: 'eu',
+    });
+    expect(job!.config.dbPassword).toEqual({ sealed: 's3cret' });
   });
 
   it('creates a push agent job pending, its credentials sealed', () => {

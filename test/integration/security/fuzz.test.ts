@@ -76,6 +76,11 @@ describe('malformed requests derived from the OpenAPI document', () => {
     const policyId = await create('/policies', { name: 'fuzz-policy' });
     const variableId = '0190aaaa-0000-7000-8000-000000000002';
     await create(`/deployments/${deploymentId}/variables/${variableId}`, { key: 'FUZZ' }, 'put');
+    const variableSetId = await create('/variable-sets', {
+      name: 'fuzz-set',
+      selector: 'true',
+      variables: [{ key: 'FUZZ', value: 'x', sensitive: true }],
+    });
     known = {
       workspaceId: stack.workspaceId,
       systemId,
@@ -86,6 +91,7 @@ describe('malformed requests derived from the OpenAPI document', () => {
       jobAgentId,
       policyId,
       variableId,
+      variableSetId,
       identifier: 'fuzz-resource',
       name: 'fuzz-env',
     };

@@ -16,6 +16,7 @@ describe('admin reseal', () => {
   let stack: TestStack;
   let agent: PullFixture;
   const variableId = randomUUID();
+  let variableSetId: string;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -25,6 +26,16 @@ describe('admin reseal', () => {
       .set(stack.auth)
       .send({ key: 'DB_PASSWORD', defaultValue: 'bound already', sensitive: true })
       .expect(202);
+    const set = await stack.http
+      .post(`/v1/workspaces/${stack.workspaceId}/variable-sets`)
+      .set(stack.auth)
+      .send({
+        name: 'shared',
+        selector: 'false',
+        variables: [{ key: 'API_TOKEN', value: 'x', sensitive: true }],
+      })
+      .expect(201);
+    variableSetId = set.body.id;
   });
   afterAll(() => stack.close());
 
@@ -41,6 +52,10 @@ describe('admin reseal', () => {
       JSON.stringify(legacy('db-password')),
       variableId,
     ]);
+    await em().execute(`UPDATE variable_set_variable SET value = ?::jsonb WHERE variable_set_id = ?`, [
+      JSON.stringify(legacy('set-token')),
+      variableSetId,
+    ]);
     await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
       JSON.stringify({ old: { $sealed: legacy('job secret') }, plain: 'fd1:not-a-secret' }),
       job.id,
@@ -48,7 +63,13 @@ describe('admin reseal', () => {
 
     const reports = await resealLegacyValues(em(), stack.secrets);
     const resealed = Object.fromEntries(reports.map((report) => [report.table, report.values]));
-    expect(resealed).toMatchObject({ job_agent: 1, deployment_variable: 1, job: 1, policy: 0 });
+    expect(resealed).toMatchObject({
+      job_agent: 1,
+      deployment_variable: 1,
+      variable_set_variable: 1,
+      job: 1,
+      policy: 0,
+    });
 
     const [agentRow] = await em().execute<{ config: { token: string } }[]>(
       'SELECT config FROM job_agent WHERE id = ?',
@@ -65,6 +86,14 @@ describe('admin reseal', () => {
     expect(variable!.default_value).toMatch(/^fd2:/);
     const deploymentSecrets = stack.secrets.forRecord(stack.workspaceId, 'deployment', agent.deploymentId);
     expect(deploymentSecrets.openJson(variable!.default_value)).toBe('db-password');
+    const [setVariable] = await em().execute<{ value: string }[]>(
+      'SELECT value FROM variable_set_variable WHERE variable_set_id = ?',
+      [variableSetId],
+    );
+    expect(setVariable!.value).toMatch(/^fd2:/);
+    expect(
+      stack.secrets.forRecord(stack.workspaceId, 'variable_set', variableSetId).openJson(setVariable!.value),
+    ).toBe('set-token');
     const [jobRow] = await em().execute<{ job_agent_config: { old: { $sealed: string }; plain: string } }[]>(
       'SELECT job_agent_config FROM job WHERE id = ?',
       [job.id],
