@@ -23,6 +23,7 @@ import { pullRoutes } from './routes/pull';
 import { githubWebhookRoutes } from './routes/githubWebhook';
 import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
+import { relationshipRuleRoutes } from './routes/relationshipRules';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
 import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceRoutes } from './routes/resources';
@@ -71,6 +72,7 @@ export const apiRoutes: readonly Route[] = [
   ...variableSetRoutes,
   ...resourceRoutes,
   ...resourceLookupRoutes,
+  ...relationshipRuleRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,
   ...releaseTargetStateRoutes,

@@ -10,9 +10,14 @@ import {
 } from '../domain/jobPlan';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
-import type { VariableDefinition, VariableSetDefinition } from '../domain/variables';
+import {
+  relationshipReferencesOf,
+  type VariableDefinition,
+  type VariableSetDefinition,
+} from '../domain/variables';
 import { newId } from './ids';
 import { enabledPolicies, policiesForTarget } from './policyMatching';
+import { loadRelatedResources } from './relatedResources';
 import type { SecretBox } from './secrets';
 import { openConfig, openValue, releaseSecrets, resealMetricHeaders, sealedValue } from './sensitiveValues';
 import { uuidArray } from './sql';
@@ -261,6 +266,26 @@ async function loadPlanInputs(
     };
   });
 
+  const related = await loadRelatedResources(
+    tx,
+    releases.flatMap((release) => {
+      const references = relationshipReferencesOf(
+        definitionsOf(release.deployment_id),
+        variableSetsOf(release.workspace_id),
+      );
+      return references.size > 0
+        ? [
+            {
+              releaseId: release.id,
+              workspaceId: release.workspace_id,
+              resource: recordsOf.get(release.id)!.resource,
+              references,
+            },
+          ]
+        : [];
+    }),
+  );
+
   return new Map(
     releases.map((release) => {
       const row = recordsOf.get(release.id)!;
@@ -281,6 +306,7 @@ async function loadPlanInputs(
             resource: resourceVariablesOf(release.resource_id),
             sets: variableSetsOf(release.workspace_id),
           },
+          related: related.get(release.id),
           agents: agentsOf(release.workspace_id),
           verifications: matched.flatMap((policy) =>
             policy.rules.flatMap((rule) =>

@@ -75,6 +75,8 @@ export interface JobPlanInput {
   records: JobPlanRecords;
   /** The deployment's variables, the resource's own and the workspace's variable sets, secrets opened. */
   variables: VariableSources;
+  /** The resources related to the target's resource, by the relationship reference names its variables use. */
+  related?: Readonly<Record<string, object>>;
   /** The workspace's job agents. */
   agents: readonly PlanAgent[];
   verifications: readonly VerificationSpec[];
@@ -147,6 +149,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
       environment: records.environment,
       resource: records.resource,
       version: { ...records.version, jobAgentConfig: undefined },
+      related: input.related,
     },
     {
       resource: matchesResource,

@@ -19,15 +19,20 @@ import { checkCost, CostError } from './celCost';
 const METADATA = 'map<string, string>';
 const CONFIG = 'map<string, dyn>';
 
+const RESOURCE = {
+  kind: 'string',
+  version: 'string',
+  name: 'string',
+  identifier: 'string',
+  metadata: METADATA,
+  config: CONFIG,
+} as const;
+
 const SCHEMAS = {
-  resource: {
-    kind: 'string',
-    version: 'string',
-    name: 'string',
-    identifier: 'string',
-    metadata: METADATA,
-    config: CONFIG,
-  },
+  resource: RESOURCE,
+  /** The two resources a relationship rule relates. */
+  from: RESOURCE,
+  to: RESOURCE,
   deployment: { id: 'string', name: 'string', slug: 'string', metadata: METADATA },
   environment: { id: 'string', name: 'string', metadata: METADATA },
   version: {
@@ -57,6 +62,8 @@ export const SELECTOR_SCOPES = {
   versionRule: ['version', 'resource', 'deployment', 'environment'],
   /** Success and failure conditions of verification metrics. */
   measurement: ['result'],
+  /** Relationship rules: whether resource `to` is related to resource `from`. */
+  relationship: ['from', 'to'],
 } as const satisfies Record<string, readonly Identifier[]>;
 
 export type SelectorScope = keyof typeof SELECTOR_SCOPES;

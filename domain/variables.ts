@@ -7,8 +7,13 @@ export const VARIABLE_REFERENCES = ['workspace', 'deployment', 'environment', 'r
 export type VariableReferenceTarget = (typeof VARIABLE_REFERENCES)[number];
 
 export interface VariableReference {
-  reference: VariableReferenceTarget;
+  /** One of `VARIABLE_REFERENCES`, or the reference name of a relationship rule (domain/relationships.ts). */
+  reference: string;
   path: string[];
+}
+
+export function isBuiltinReference(reference: string): reference is VariableReferenceTarget {
+  return (VARIABLE_REFERENCES as readonly string[]).includes(reference);
 }
 
 /** A deployment variable with its values, secrets already opened (resolution runs where they may be read). */
@@ -32,8 +37,10 @@ export interface ResourceVariableValue {
   sensitive: boolean;
 }
 
-/** The records a reference may point into, as plain objects. */
-export type ReferenceTargets = Record<VariableReferenceTarget, Record<string, unknown>>;
+/** The records a reference may point into, as plain objects; `related` by relationship reference name. */
+export type ReferenceTargets = Record<VariableReferenceTarget, Record<string, unknown>> & {
+  related?: Readonly<Record<string, object>>;
+};
 
 /**
  * A variable set (Ctrlplane's): values for every release target its selector (CEL over `resource`,
@@ -81,9 +88,27 @@ export interface ResolvedVariable {
   variableSetId?: string;
 }
 
+/** The relationship reference names (not the records a reference reaches directly) these variables use. */
+export function relationshipReferencesOf(
+  definitions: readonly VariableDefinition[],
+  sets: readonly VariableSetDefinition[],
+): Set<string> {
+  const references = [
+    ...definitions.flatMap((definition) => definition.values.map((value) => value.reference)),
+    ...sets.flatMap((set) => set.variables.map((variable) => variable.reference)),
+  ];
+  return new Set(
+    references.flatMap((reference) =>
+      reference && !isBuiltinReference(reference.reference) ? [reference.reference] : [],
+    ),
+  );
+}
+
 /** Follows a reference's path; undefined when any step is missing. */
 export function followReference(reference: VariableReference, targets: ReferenceTargets): unknown {
-  let current: unknown = targets[reference.reference];
+  let current: unknown = isBuiltinReference(reference.reference)
+    ? targets[reference.reference]
+    : targets.related?.[reference.reference];
   for (const step of reference.path) {
     if (current === null || typeof current !== 'object' || !(step in current)) return undefined;
     current = (current as Record<string, unknown>)[step];

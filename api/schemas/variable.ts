@@ -2,6 +2,7 @@ import type { DeploymentVariable, DeploymentVariableValue } from '../../db/entit
 import type { VariableWithValues } from '../../db/stores/variables';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
+import { RELATIONSHIP_REFERENCE } from '../../domain/relationships';
 import { VARIABLE_REFERENCES } from '../../domain/variables';
 import { iso, JsonObjectSchema, Timestamp } from './common';
 import { z } from './zod';
@@ -16,9 +17,20 @@ const Literal = z
   .union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), JsonObjectSchema])
   .openapi('VariableLiteral');
 
+/** What a reference names: one of the release's records, or a relationship rule's reference name. */
+export const ReferenceName = z
+  .string()
+  .regex(
+    RELATIONSHIP_REFERENCE,
+    'a record (workspace, deployment, environment, resource, version) or a relationship name',
+  )
+  .openapi({
+    description: `One of ${VARIABLE_REFERENCES.join(', ')}, or the reference name of a relationship rule (the related resource)`,
+  });
+
 const Reference = z
   .object({
-    reference: z.enum(VARIABLE_REFERENCES),
+    reference: ReferenceName,
     path: z.array(z.string().min(1)).min(1).max(20),
   })
   .openapi('VariableReference', {

@@ -3,8 +3,8 @@ import type { VariableSetVariableInput, VariableSetWithVariables } from '../../d
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { isRedactedMarker } from '../../domain/sensitive';
-import { VARIABLE_REFERENCES } from '../../domain/variables';
 import { iso, JsonObjectSchema, Name, Timestamp } from './common';
+import { ReferenceName } from './variable';
 import { z } from './zod';
 
 /**
@@ -17,7 +17,7 @@ import { z } from './zod';
 export const MAX_VARIABLES_PER_SET = 500;
 
 const Reference = z.object({
-  reference: z.enum(VARIABLE_REFERENCES),
+  reference: ReferenceName,
   path: z.array(z.string().min(1).max(255)).min(1).max(20),
 });
 

@@ -6,6 +6,7 @@ import { EnvironmentSchema } from './environment';
 import { JobSchema, JobVerificationSchema } from './job';
 import { JobAgentSchema } from './jobAgent';
 import { PolicySchema } from './policy';
+import { RelationshipRuleSchema } from './relationshipRule';
 import { ReleaseSchema } from './release';
 import { ReleaseTargetSchema } from './releaseTarget';
 import { ReleaseTargetStateSchema } from './releaseTargetState';
@@ -32,6 +33,7 @@ export const entities = [
   PolicySchema,
   VariableSetSchema,
   VariableSetVariableSchema,
+  RelationshipRuleSchema,
   ReleaseTargetSchema,
   ReleaseSchema,
   JobSchema,
@@ -48,6 +50,7 @@ export * from './environment';
 export * from './job';
 export * from './jobAgent';
 export * from './policy';
+export * from './relationshipRule';
 export * from './release';
 export * from './releaseTarget';
 export * from './releaseTargetState';

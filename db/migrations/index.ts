@@ -8,6 +8,7 @@ import { Migration0007ApiKeyLastUsed } from './Migration0007ApiKeyLastUsed';
 import { Migration0008RedeployOverrides } from './Migration0008RedeployOverrides';
 import { Migration0010VariableSets } from './Migration0010VariableSets';
 import { Migration0011VersionDependencies } from './Migration0011VersionDependencies';
+import { Migration0013RelationshipRules } from './Migration0013RelationshipRules';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   { name: 'Migration0008RedeployOverrides', class: Migration0008RedeployOverrides },
   { name: 'Migration0010VariableSets', class: Migration0010VariableSets },
   { name: 'Migration0011VersionDependencies', class: Migration0011VersionDependencies },
+  { name: 'Migration0013RelationshipRules', class: Migration0013RelationshipRules },
 ];

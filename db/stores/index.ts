@@ -8,6 +8,7 @@ import { JobAgentStore } from './jobAgents';
 import { JobStore } from './jobs';
 import { PolicyStore } from './policies';
 import { PullStore } from './pull';
+import { RelationshipRuleStore } from './relationshipRules';
 import { ReleaseStore } from './releases';
 import { ReleaseTargetStore } from './releaseTargets';
 import { ResourceLookupStore } from './resourceLookups';
@@ -37,6 +38,7 @@ export interface Stores {
   variableSets: VariableSetStore;
   policies: PolicyStore;
   releaseTargets: ReleaseTargetStore;
+  relationshipRules: RelationshipRuleStore;
   releases: ReleaseStore;
   jobs: JobStore;
   targetStates: TargetStateStore;
@@ -61,6 +63,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em),
+    relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),
     jobs: new JobStore(em),
     targetStates: new TargetStateStore(em),

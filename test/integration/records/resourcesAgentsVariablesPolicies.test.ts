@@ -1092,8 +1092,8 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       ],
       ['neither value nor reference', { priority: 1 }, 'body.value'],
       [
-        'a reference to an unknown record',
-        { reference_value: { reference: 'cluster', path: ['name'] } },
+        'a reference that names neither a record nor a relationship',
+        { reference_value: { reference: 'the cluster', path: ['name'] } },
         'body.reference_value.reference',
       ],
       [

@@ -204,8 +204,8 @@ describe('variable sets over HTTP', () => {
         'hashed',
       ],
       [
-        'a reference to an unknown record',
-        { variables: [{ key: 'K', value: { reference: 'cluster', path: ['name'] } }] },
+        'a reference that names neither a record nor a relationship',
+        { variables: [{ key: 'K', value: { reference: 'the cluster', path: ['name'] } }] },
         'body.variables[0].value.reference',
         /./,
       ],
