@@ -24,6 +24,7 @@ import { githubWebhookRoutes } from './routes/githubWebhook';
 import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
+import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -65,6 +66,7 @@ export const apiRoutes: readonly Route[] = [
   ...versionRoutes,
   ...variableRoutes,
   ...resourceRoutes,
+  ...resourceProviderRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,
   ...releaseTargetStateRoutes,

@@ -6,6 +6,7 @@ import { Migration0005TraceContext } from './Migration0005TraceContext';
 import { Migration0006CoalescedRollouts } from './Migration0006CoalescedRollouts';
 import { Migration0007ApiKeyLastUsed } from './Migration0007ApiKeyLastUsed';
 import { Migration0008RedeployOverrides } from './Migration0008RedeployOverrides';
+import { Migration0009ResourceProviders } from './Migration0009ResourceProviders';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   { name: 'Migration0006CoalescedRollouts', class: Migration0006CoalescedRollouts },
   { name: 'Migration0007ApiKeyLastUsed', class: Migration0007ApiKeyLastUsed },
   { name: 'Migration0008RedeployOverrides', class: Migration0008RedeployOverrides },
+  { name: 'Migration0009ResourceProviders', class: Migration0009ResourceProviders },
 ];

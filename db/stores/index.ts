@@ -10,6 +10,7 @@ import { PolicyStore } from './policies';
 import { PullStore } from './pull';
 import { ReleaseStore } from './releases';
 import { ReleaseTargetStore } from './releaseTargets';
+import { ResourceProviderStore } from './resourceProviders';
 import { ResourceStore } from './resources';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
@@ -27,6 +28,7 @@ export interface Stores {
   deployments: DeploymentStore;
   versions: VersionStore;
   resources: ResourceStore;
+  resourceProviders: ResourceProviderStore;
   jobAgents: JobAgentStore;
   variables: VariableStore;
   policies: PolicyStore;
@@ -48,6 +50,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     deployments: new DeploymentStore(em, secrets),
     versions: new VersionStore(em, secrets),
     resources: new ResourceStore(em, secrets),
+    resourceProviders: new ResourceProviderStore(em),
     jobAgents: new JobAgentStore(em, secrets),
     variables: new VariableStore(em, secrets),
     policies: new PolicyStore(em, secrets),

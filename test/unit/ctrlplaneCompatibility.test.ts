@@ -12,10 +12,6 @@ import operations from '../fixtures/ctrlplane-operations.json';
 
 /** Operations not served yet, each with why. */
 const UNSERVED: Record<string, string> = {
-  createWorkspace: 'workspace administration, next in issue 14',
-  deleteWorkspace: 'workspace administration, next in issue 14',
-  updateWorkspace: 'workspace administration, next in issue 14',
-  getWorkspaceBySlug: 'workspace administration, next in issue 14',
   listDeploymentVersionDependencies: 'deployment-version dependencies, not built yet (issue 14)',
   requestDeploymentVersionDependencyDeletion: 'deployment-version dependencies, not built yet (issue 14)',
   requestDeploymentVersionDependencyUpsert: 'deployment-version dependencies, not built yet (issue 14)',
@@ -31,11 +27,6 @@ const UNSERVED: Record<string, string> = {
   listEligibleVersionsForReleaseTarget: 'release-target reads, not built yet (issue 14)',
   getReleaseTargetForResourceInDeployment: 'release-target reads, not built yet (issue 14)',
   previewReleaseTargetsForResource: 'resource preview, next in issue 14',
-  requestResourceProviderUpsert: 'resource providers, next in issue 14',
-  setResourceProviderResources: 'resource providers, next in issue 14',
-  deleteResourceProviderByName: 'resource providers, next in issue 14',
-  getResourceProviderByName: 'resource providers, next in issue 14',
-  getResourceProviderResources: 'resource providers, next in issue 14',
   getDeploymentsForResource: 'resource deployments, variables and search, next in issue 14',
   getVariablesForResource: 'resource deployments, variables and search, next in issue 14',
   requestResourceVariablesUpdate: 'resource deployments, variables and search, next in issue 14',
