@@ -26,6 +26,7 @@ import { releaseRoutes } from './routes/releases';
 import { relationshipRuleRoutes } from './routes/relationshipRules';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
 import { resourceLookupRoutes } from './routes/resourceLookups';
+import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -73,6 +74,7 @@ export const apiRoutes: readonly Route[] = [
   ...resourceRoutes,
   ...resourceLookupRoutes,
   ...relationshipRuleRoutes,
+  ...resourceProviderRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,
   ...releaseTargetStateRoutes,

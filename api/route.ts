@@ -136,3 +136,10 @@ function assertWorkspaceScope(principal: Principal | undefined, params: unknown)
   if (typeof workspaceId !== 'string' || principal?.kind !== 'apiKey') return;
   if (principal.workspaceId !== workspaceId) throw new NotFoundError('workspace', workspaceId);
 }
+
+/** The caller's workspace, for paths that do not name it (PATCH /v1/resources/{id}, a slug). */
+export function callerWorkspace(ctx: AppContext): string {
+  const principal = ctx.state.principal;
+  if (principal?.kind !== 'apiKey') throw new Error('an API key route ran without an API key principal');
+  return principal.workspaceId;
+}

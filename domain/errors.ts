@@ -21,9 +21,14 @@ export abstract class FlightdeckError extends Error {
   }
 }
 
-/** The request is malformed or fails validation. */
+/** The request is malformed or fails validation (or, with its own code, what it asks is refused). */
 export class ValidationError extends FlightdeckError {
-  readonly code = 'validation_failed';
+  readonly code: string;
+
+  constructor(message: string, issues: FieldIssue[] = [], code = 'validation_failed') {
+    super(message, issues);
+    this.code = code;
+  }
 }
 
 /** No credentials, or credentials that match nothing. */

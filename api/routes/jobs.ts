@@ -10,7 +10,7 @@ import { ResourceSchema } from '../schemas/resource';
 import { z } from '../schemas/zod';
 import { present as presentDeployments } from './deployments';
 import { present as presentEnvironments } from './environments';
-import { present as presentResources } from './resources';
+import { presentResources } from './resources';
 import {
   JobListQuery,
   JobParams,

@@ -22,7 +22,7 @@ import {
 import { toSystem } from '../schemas/system';
 import { present as presentDeployments } from './deployments';
 import { present as presentEnvironments } from './environments';
-import { present as presentResources } from './resources';
+import { presentResources } from './resources';
 
 const tags = ['Resources'];
 

@@ -2,7 +2,7 @@ import type { Resource } from '../../db/entities';
 import type { Stores } from '../../db/stores';
 import { ValidationError } from '../../domain/errors';
 import { selectorContext, selectorMatches } from '../../domain/selectors';
-import { route, type AppContext } from '../route';
+import { callerWorkspace, route } from '../route';
 import {
   accepted,
   AcceptedSchema,
@@ -26,16 +26,10 @@ import { z } from '../schemas/zod';
 
 const tags = ['Resources'];
 
-export async function present(stores: Stores, resources: Resource[]) {
+/** Resources as the API shows them, with their variables. */
+export async function presentResources(stores: Stores, resources: Resource[]) {
   const variables = await stores.resources.variables(resources.map((r) => r.id));
   return resources.map((resource) => toResource(resource, variables.get(resource.id) ?? []));
-}
-
-/** The caller's workspace, for the one path that does not name it (SPEC's PATCH /v1/resources/{id}). */
-function callerWorkspace(ctx: AppContext): string {
-  const principal = ctx.state.principal;
-  if (principal?.kind !== 'apiKey') throw new Error('an API key route ran without an API key principal');
-  return principal.workspaceId;
 }
 
 export const resourceRoutes = [
@@ -61,7 +55,7 @@ export const resourceRoutes = [
         ]);
       }
       const resource = await ctx.state.stores.resources.patch(workspaceId, params.resourceId, patch);
-      const [shown] = await present(ctx.state.stores, [resource]);
+      const [shown] = await presentResources(ctx.state.stores, [resource]);
       return { status: 200, body: { ...shown, message: 'Resource updated successfully' } };
     },
   }),
@@ -81,7 +75,7 @@ export const resourceRoutes = [
         params.identifier,
         body,
       );
-      const [shown] = await present(ctx.state.stores, [result.record]);
+      const [shown] = await presentResources(ctx.state.stores, [result.record]);
       return upserted(result, () => shown);
     },
   }),
@@ -98,7 +92,7 @@ export const resourceRoutes = [
         params.workspaceId,
         params.identifier,
       );
-      return { status: 200, body: (await present(ctx.state.stores, [resource]))[0] };
+      return { status: 200, body: (await presentResources(ctx.state.stores, [resource]))[0] };
     },
   }),
   route({
@@ -133,7 +127,7 @@ export const resourceRoutes = [
         query,
         cel ? (r) => selectorMatches('resource', cel, { resource: selectorContext.resource(r) }) : undefined,
       );
-      return { status: 200, body: { ...page, items: await present(ctx.state.stores, page.items) } };
+      return { status: 200, body: { ...page, items: await presentResources(ctx.state.stores, page.items) } };
     },
   }),
   route({
@@ -146,7 +140,7 @@ export const resourceRoutes = [
     responses: { 200: { description: 'The resource', schema: ResourceSchema } },
     async handle(ctx, { params }) {
       const resource = await ctx.state.stores.resources.get(params.workspaceId, params.resourceId);
-      return { status: 200, body: (await present(ctx.state.stores, [resource]))[0] };
+      return { status: 200, body: (await presentResources(ctx.state.stores, [resource]))[0] };
     },
   }),
   route({

@@ -1,15 +1,18 @@
-import { route } from '../route';
+import { callerWorkspace, route } from '../route';
 import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import {
   ApiKeyParams,
   ApiKeySummarySchema,
   CreateApiKeyBody,
+  CreatedWorkspaceSchema,
   CreateWorkspaceBody,
   IssuedApiKeySchema,
   toApiKeySummary,
   toIssuedApiKey,
   toWorkspace,
+  UpdateWorkspaceBody,
   WorkspaceSchema,
+  WorkspaceSlugParams,
 } from '../schemas/workspace';
 
 const tags = ['Workspaces'];
@@ -42,6 +45,78 @@ export const workspaceRoutes = [
     responses: { 200: { description: 'The workspace', schema: WorkspaceSchema } },
     async handle(ctx, { params }) {
       return { status: 200, body: toWorkspace(await ctx.state.stores.workspaces.get(params.workspaceId)) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/slug/{workspaceSlug}',
+    summary: "Get the API key's workspace by its slug",
+    description: 'Another workspace’s slug answers 404, as an unknown one.',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceSlugParams,
+    responses: { 200: { description: 'The workspace', schema: WorkspaceSchema } },
+    async handle(ctx, { params }) {
+      const workspace = await ctx.state.stores.workspaces.getOwnBySlug(
+        callerWorkspace(ctx),
+        params.workspaceSlug,
+      );
+      return { status: 200, body: toWorkspace(workspace) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/workspaces',
+    summary: 'Create a workspace and its first API key (operator token)',
+    description:
+      'The same as POST /admin/workspaces, at Ctrlplane’s path, and with a first API key (`apiKey`), whose secret is shown in this response only.',
+    tags,
+    auth: 'admin',
+    body: CreateWorkspaceBody,
+    responses: {
+      201: { description: 'The new workspace and its first key', schema: CreatedWorkspaceSchema },
+      409: { description: 'A workspace with this slug exists' },
+    },
+    async handle(ctx, { body }) {
+      const { workspace, issued } = await ctx.state.stores.workspaces.createWithKey(body);
+      return {
+        status: 201,
+        body: { ...toWorkspace(workspace), apiKey: toIssuedApiKey(issued.record, issued.key) },
+      };
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/workspaces/{workspaceId}',
+    summary: 'Rename a workspace or change its slug',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    body: UpdateWorkspaceBody,
+    responses: {
+      200: { description: 'The workspace', schema: WorkspaceSchema },
+      409: { description: 'Another workspace has this slug' },
+    },
+    async handle(ctx, { params, body }) {
+      return {
+        status: 200,
+        body: toWorkspace(await ctx.state.stores.workspaces.update(params.workspaceId, body)),
+      };
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/workspaces/{workspaceId}',
+    summary: 'Delete a workspace with every record and API key of it (operator token)',
+    description:
+      'Its open releases are woken and end, their records gone; jobs an agent already runs are not cancelled at the agent.',
+    tags,
+    auth: 'admin',
+    params: WorkspaceParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handle(ctx, { params }) {
+      await ctx.state.stores.workspaces.delete(params.workspaceId);
+      return { status: 204 };
     },
   }),
   route({

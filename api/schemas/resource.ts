@@ -62,7 +62,10 @@ export const ResourceSchema = z
     updatedAt: Timestamp,
     deletedAt: Timestamp.nullable(),
     workspaceId: z.uuid(),
-    providerId: z.uuid().optional(),
+    providerId: z
+      .uuid()
+      .nullable()
+      .openapi({ description: 'The resource provider that owns it; null when none' }),
     variables: z
       .record(z.string(), z.unknown())
       .openapi({ description: 'Key → value; a sensitive value shows as {"sensitive": true}' }),
@@ -83,6 +86,17 @@ export const UpsertResourceBody = z
     variables: VariablesInput.optional(),
   })
   .openapi('UpsertResource');
+
+/**
+ * One resource of a provider's set. `createdAt` (and the other timestamps `ctrlc` sends, as
+ * `0001-01-01T00:00:00Z`) are accepted and ignored: the store keeps its own.
+ */
+export const ProviderResourceEntry = UpsertResourceBody.extend({
+  identifier: Identifier,
+  createdAt: Timestamp.optional(),
+})
+  .transform(({ createdAt: _ignored, ...resource }) => resource)
+  .openapi('ProviderResource');
 
 /** SPEC "Resources": PATCH /v1/resources/{resourceId}, every field optional. */
 export const PatchResourceBody = z
@@ -117,7 +131,7 @@ export function toResource(
     updatedAt: iso(resource.updatedAt),
     deletedAt: isoOrNull(resource.deletedAt),
     workspaceId: resource.workspaceId,
-    ...(resource.providerId ? { providerId: resource.providerId } : {}),
+    providerId: resource.providerId ?? null,
     variables: Object.fromEntries(variables.map((v) => [v.key, showValue(v.value, v.sensitive)])),
   };
 }

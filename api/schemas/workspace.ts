@@ -7,16 +7,21 @@ export const WorkspaceSchema = z
   .object({ id: z.uuid(), name: z.string(), slug: z.string(), createdAt: Timestamp })
   .openapi('Workspace');
 
+const WorkspaceName = z.string().trim().min(1).max(200);
+const WorkspaceSlug = z
+  .string()
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens')
+  .max(63);
+
 export const CreateWorkspaceBody = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    slug: z
-      .string()
-      .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens')
-      .max(63)
-      .optional(),
-  })
+  .object({ name: WorkspaceName, slug: WorkspaceSlug.optional() })
   .openapi('CreateWorkspace');
+
+export const UpdateWorkspaceBody = z
+  .object({ name: WorkspaceName.optional(), slug: WorkspaceSlug.optional() })
+  .openapi('UpdateWorkspace');
+
+export const WorkspaceSlugParams = z.object({ workspaceSlug: WorkspaceSlug });
 
 export const CreateApiKeyBody = z
   .object({
@@ -39,6 +44,12 @@ export const IssuedApiKeySchema = z
     createdAt: Timestamp,
   })
   .openapi('IssuedApiKey');
+
+export const CreatedWorkspaceSchema = WorkspaceSchema.extend({
+  apiKey: IssuedApiKeySchema.openapi({
+    description: "The workspace's first API key: its secret (`key`) is shown in this response only",
+  }),
+}).openapi('CreatedWorkspace');
 
 export const ApiKeyParams = WorkspaceParams.extend({ apiKeyId: z.uuid() });
 

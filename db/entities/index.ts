@@ -11,6 +11,7 @@ import { ReleaseSchema } from './release';
 import { ReleaseTargetSchema } from './releaseTarget';
 import { ReleaseTargetStateSchema } from './releaseTargetState';
 import { ResourceSchema, ResourceVariableSchema } from './resource';
+import { ResourceProviderSchema } from './resourceProvider';
 import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
 import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
 import { VariableSetSchema, VariableSetVariableSchema } from './variableSet';
@@ -27,6 +28,7 @@ export const entities = [
   EnvironmentSchema,
   ResourceSchema,
   ResourceVariableSchema,
+  ResourceProviderSchema,
   JobAgentSchema,
   DeploymentVariableSchema,
   DeploymentVariableValueSchema,
@@ -55,6 +57,7 @@ export * from './release';
 export * from './releaseTarget';
 export * from './releaseTargetState';
 export * from './resource';
+export * from './resourceProvider';
 export * from './system';
 export * from './variable';
 export * from './variableSet';

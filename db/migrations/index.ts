@@ -6,6 +6,7 @@ import { Migration0005TraceContext } from './Migration0005TraceContext';
 import { Migration0006CoalescedRollouts } from './Migration0006CoalescedRollouts';
 import { Migration0007ApiKeyLastUsed } from './Migration0007ApiKeyLastUsed';
 import { Migration0008RedeployOverrides } from './Migration0008RedeployOverrides';
+import { Migration0009ResourceProviders } from './Migration0009ResourceProviders';
 import { Migration0010VariableSets } from './Migration0010VariableSets';
 import { Migration0011VersionDependencies } from './Migration0011VersionDependencies';
 import { Migration0013RelationshipRules } from './Migration0013RelationshipRules';
@@ -20,6 +21,7 @@ export const migrations = [
   { name: 'Migration0006CoalescedRollouts', class: Migration0006CoalescedRollouts },
   { name: 'Migration0007ApiKeyLastUsed', class: Migration0007ApiKeyLastUsed },
   { name: 'Migration0008RedeployOverrides', class: Migration0008RedeployOverrides },
+  { name: 'Migration0009ResourceProviders', class: Migration0009ResourceProviders },
   { name: 'Migration0010VariableSets', class: Migration0010VariableSets },
   { name: 'Migration0011VersionDependencies', class: Migration0011VersionDependencies },
   { name: 'Migration0013RelationshipRules', class: Migration0013RelationshipRules },

@@ -11,6 +11,7 @@ import { PullStore } from './pull';
 import { RelationshipRuleStore } from './relationshipRules';
 import { ReleaseStore } from './releases';
 import { ReleaseTargetStore } from './releaseTargets';
+import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { SystemStore } from './systems';
@@ -33,6 +34,7 @@ export interface Stores {
   versionDependencies: VersionDependencyStore;
   resources: ResourceStore;
   resourceLookups: ResourceLookupStore;
+  resourceProviders: ResourceProviderStore;
   jobAgents: JobAgentStore;
   variables: VariableStore;
   variableSets: VariableSetStore;
@@ -58,6 +60,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     versionDependencies: new VersionDependencyStore(em),
     resources: new ResourceStore(em, secrets),
     resourceLookups: new ResourceLookupStore(em),
+    resourceProviders: new ResourceProviderStore(em),
     jobAgents: new JobAgentStore(em, secrets),
     variables: new VariableStore(em, secrets),
     variableSets: new VariableSetStore(em, secrets),

@@ -2,7 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { isRedactedMarker } from '../../domain/sensitive';
-import { ResourceSchema, ResourceVariableSchema, type Resource, type ResourceVariable } from '../entities';
+import {
+  ResourceProviderSchema,
+  ResourceSchema,
+  ResourceVariableSchema,
+  type Resource,
+  type ResourceVariable,
+} from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import { lockWorkspaceTargets, syncReleaseTargets } from '../releaseTargetSync';
@@ -30,6 +36,37 @@ export type ResourceInput = Omit<ResourceFields, 'identifier' | 'config' | 'meta
 
 export type ResourcePatch = Partial<ResourceFields> & { variables?: ResourceVariableInput[] };
 
+/** One resource of a provider's set. */
+export type ProviderResourceInput = ResourceInput & { identifier: string };
+
+/** What a provider's set did. */
+export interface ProviderSetOutcome {
+  created: number;
+  replaced: number;
+  deleted: number;
+}
+
+/** One resource to write: its new fields, and its variables when they are to be replaced. */
+interface ResourceWrite {
+  resource: Resource;
+  fields: ResourceFields;
+  variables?: ResourceVariableInput[];
+  /** Where `variables` sit in the request, for the path of an error about one of them. */
+  variablesPath: string;
+  created: boolean;
+}
+
+function fieldsOf(input: ResourceInput & { identifier: string }): ResourceFields {
+  return {
+    name: input.name,
+    version: input.version,
+    kind: input.kind,
+    identifier: input.identifier,
+    config: input.config ?? {},
+    metadata: input.metadata ?? {},
+  };
+}
+
 /** The fields selectors can see: when none changes, no target can. */
 function selectorFacts(resource: ResourceFields): string {
   const { name, version, kind, identifier, config, metadata } = resource;
@@ -50,24 +87,12 @@ export class ResourceStore {
   ): Promise<Upserted<Resource>> {
     return this.write(workspaceId, async (em) => {
       const existing = await em.findOne(ResourceSchema, { workspaceId, identifier, deletedAt: null });
-      const fields: ResourceFields = {
-        name: input.name,
-        version: input.version,
-        kind: input.kind,
-        identifier,
-        config: input.config ?? {},
-        metadata: input.metadata ?? {},
-      };
-      if (existing)
-        return { record: await this.apply(em, existing, fields, input.variables), created: false };
-      const record = em.create(ResourceSchema, {
-        id: newId(),
-        workspaceId,
-        ...fields,
-        providerId: null,
-        deletedAt: null,
-      });
-      return { record: await this.apply(em, record, fields, input.variables, true), created: true };
+      const fields = fieldsOf({ ...input, identifier });
+      const resource = existing ?? this.createResource(em, workspaceId, fields, null);
+      await this.apply(em, workspaceId, [
+        { resource, fields, variables: input.variables, variablesPath: 'body.variables', created: !existing },
+      ]);
+      return { record: resource, created: !existing };
     });
   }
 
@@ -78,7 +103,62 @@ export class ResourceStore {
       if (resource.deletedAt) throw new NotFoundError('resource', id);
       const { variables, ...changes } = patch;
       const fields = { ...pickFields(resource), ...definedOnly(changes) };
-      return this.apply(em, resource, fields, variables);
+      await this.apply(em, workspaceId, [
+        { resource, fields, variables, variablesPath: 'body.variables', created: false },
+      ]);
+      return resource;
+    });
+  }
+
+  /**
+   * A provider's set (PUT …/resource-providers/{providerId}/set), in one transaction: the provider's
+   * live resources become exactly `resources`. An identifier that names no live resource creates
+   * one; one that does replaces it, keeping its id, and the provider takes it over, whoever owned
+   * it (one identifier names one live resource of the workspace, and the latest set describing it
+   * wins). The provider's resources the set leaves out are deleted, as DELETE deletes them.
+   * Variables given replace the resource's; left out, they stay as they are (as with PUT).
+   */
+  setForProvider(
+    workspaceId: string,
+    providerId: string,
+    resources: ProviderResourceInput[],
+  ): Promise<ProviderSetOutcome> {
+    return this.write(workspaceId, async (em) => {
+      await findOwned(em, ResourceProviderSchema, workspaceId, providerId, 'resource provider');
+      const identifiers = resources.map((input) => input.identifier);
+      const live =
+        identifiers.length > 0
+          ? await em.find(ResourceSchema, { workspaceId, identifier: { $in: identifiers }, deletedAt: null })
+          : [];
+      const named = new Map(live.map((resource) => [resource.identifier, resource]));
+      const writes = resources.map((input, index): ResourceWrite => {
+        const fields = fieldsOf(input);
+        const existing = named.get(input.identifier);
+        if (existing) existing.providerId = providerId;
+        return {
+          resource: existing ?? this.createResource(em, workspaceId, fields, providerId),
+          fields,
+          variables: input.variables,
+          variablesPath: `body.resources[${index}].variables`,
+          created: !existing,
+        };
+      });
+      const dropped = await em.find(ResourceSchema, {
+        workspaceId,
+        providerId,
+        deletedAt: null,
+        ...(identifiers.length > 0 ? { identifier: { $nin: identifiers } } : {}),
+      });
+      const deletedAt = new Date();
+      for (const resource of dropped) resource.deletedAt = deletedAt;
+      await this.apply(
+        em,
+        workspaceId,
+        writes,
+        dropped.map((resource) => resource.id),
+      );
+      const created = writes.filter((write) => write.created).length;
+      return { created, replaced: writes.length - created, deleted: dropped.length };
     });
   }
 
@@ -93,21 +173,13 @@ export class ResourceStore {
     );
   }
 
-  private async apply(
+  private createResource(
     em: EntityManager,
-    resource: Resource,
+    workspaceId: string,
     fields: ResourceFields,
-    variables: ResourceVariableInput[] | undefined,
-    created = false,
-  ): Promise<Resource> {
-    const before = created ? undefined : selectorFacts(pickFields(resource));
-    em.assign(resource, fields);
-    await em.flush();
-    if (variables) await this.replaceVariables(em, resource, variables);
-    if (before !== selectorFacts(fields)) {
-      await syncReleaseTargets(em, resource.workspaceId, { resources: [{ id: resource.id, ...fields }] });
-    }
-    return resource;
+    providerId: string | null,
+  ): Resource {
+    return em.create(ResourceSchema, { id: newId(), workspaceId, ...fields, providerId, deletedAt: null });
   }
 
   /** Ctrlplane's bulk update: the live resource's variables become exactly `variables`. */
@@ -119,46 +191,82 @@ export class ResourceStore {
     return this.em.transactional(async (em) => {
       const resource = await em.findOne(ResourceSchema, { workspaceId, identifier, deletedAt: null });
       if (!resource) throw new NotFoundError('resource with identifier', identifier);
-      await this.replaceVariables(em, resource, variables);
+      const write = {
+        resource,
+        fields: pickFields(resource),
+        variables,
+        variablesPath: 'body',
+        created: false,
+      };
+      await this.replaceVariables(em, [write]);
       return resource;
     });
   }
 
-  /** The resource's variables become exactly `variables`, through the unit of work. */
-  private async replaceVariables(
+  /**
+   * Writes the resources' fields, then the variables of those that carry some, then recomputes in
+   * one pass the release targets of every resource whose selector facts changed and of the
+   * resources deleted alongside (`deletedIds`, already marked), which lose theirs.
+   */
+  private async apply(
     em: EntityManager,
-    { id: resourceId, workspaceId }: Resource,
-    variables: ResourceVariableInput[],
+    workspaceId: string,
+    writes: ResourceWrite[],
+    deletedIds: string[] = [],
   ): Promise<void> {
-    const secrets = this.secrets.forRecord(workspaceId, 'resource', resourceId);
-    const stored = new Map((await em.find(ResourceVariableSchema, { resourceId })).map((v) => [v.key, v]));
-    variables.forEach((variable, index) => {
-      const current = stored.get(variable.key);
-      stored.delete(variable.key);
-      let value: unknown;
-      if (variable.sensitive && isRedactedMarker(variable.value)) {
-        if (!current?.sensitive) {
-          throw new ValidationError('A sensitive value can only be kept if one is stored', [
-            {
-              path: `body.variables[${index}].value`,
-              message: 'no stored value to keep; send the value itself',
-            },
-          ]);
+    const moved = writes.filter(
+      (write) => write.created || selectorFacts(pickFields(write.resource)) !== selectorFacts(write.fields),
+    );
+    for (const write of writes) em.assign(write.resource, write.fields);
+    await em.flush();
+    await this.replaceVariables(em, writes);
+    if (deletedIds.length > 0) {
+      const resourceIds = [...moved.map((write) => write.resource.id), ...deletedIds];
+      await syncReleaseTargets(em, workspaceId, { resourceIds });
+    } else if (moved.length > 0) {
+      const resources = moved.map((write) => ({ id: write.resource.id, ...write.fields }));
+      await syncReleaseTargets(em, workspaceId, { resources });
+    }
+  }
+
+  /** Each resource that carries `variables` gets exactly those, through the unit of work. */
+  private async replaceVariables(em: EntityManager, writes: ResourceWrite[]): Promise<void> {
+    const replacing = writes.filter((write) => write.variables);
+    if (replacing.length === 0) return;
+    const resourceIds = replacing.map((write) => write.resource.id);
+    const rows = await em.find(ResourceVariableSchema, { resourceId: { $in: resourceIds } });
+    for (const { resource, variables, variablesPath } of replacing) {
+      const { id: resourceId, workspaceId } = resource;
+      const secrets = this.secrets.forRecord(workspaceId, 'resource', resourceId);
+      const stored = new Map(rows.filter((v) => v.resourceId === resourceId).map((v) => [v.key, v]));
+      variables!.forEach((variable, index) => {
+        const current = stored.get(variable.key);
+        stored.delete(variable.key);
+        let value: unknown;
+        if (variable.sensitive && isRedactedMarker(variable.value)) {
+          if (!current?.sensitive) {
+            throw new ValidationError('A sensitive value can only be kept if one is stored', [
+              {
+                path: `${variablesPath}[${index}].value`,
+                message: 'no stored value to keep; send the value itself',
+              },
+            ]);
+          }
+          value = current.value;
+        } else {
+          value = storeValue(secrets, variable.value, variable.sensitive);
         }
-        value = current.value;
-      } else {
-        value = storeValue(secrets, variable.value, variable.sensitive);
-      }
-      if (current) em.assign(current, { value, sensitive: variable.sensitive });
-      else
-        em.create(ResourceVariableSchema, {
-          resourceId,
-          key: variable.key,
-          value,
-          sensitive: variable.sensitive,
-        });
-    });
-    for (const gone of stored.values()) em.remove(gone);
+        if (current) em.assign(current, { value, sensitive: variable.sensitive });
+        else
+          em.create(ResourceVariableSchema, {
+            resourceId,
+            key: variable.key,
+            value,
+            sensitive: variable.sensitive,
+          });
+      });
+      for (const gone of stored.values()) em.remove(gone);
+    }
     await em.flush();
   }
 

@@ -12,17 +12,8 @@ import operations from '../fixtures/ctrlplane-operations.json';
 
 /** Operations not served yet, each with why. */
 const UNSERVED: Record<string, string> = {
-  createWorkspace: 'workspace administration, next in issue 14',
-  deleteWorkspace: 'workspace administration, next in issue 14',
-  updateWorkspace: 'workspace administration, next in issue 14',
-  getWorkspaceBySlug: 'workspace administration, next in issue 14',
   createDeploymentPlan: 'deployment plans, not built yet (issue 14)',
   getDeploymentPlan: 'deployment plans, not built yet (issue 14)',
-  requestResourceProviderUpsert: 'resource providers, next in issue 14',
-  setResourceProviderResources: 'resource providers, next in issue 14',
-  deleteResourceProviderByName: 'resource providers, next in issue 14',
-  getResourceProviderByName: 'resource providers, next in issue 14',
-  getResourceProviderResources: 'resource providers, next in issue 14',
   listWorkflows: 'workflows, not built yet (issue 14)',
   createWorkflow: 'workflows, not built yet (issue 14)',
   deleteWorkflow: 'workflows, not built yet (issue 14)',

@@ -90,6 +90,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
         deletedAt: null,
         workspaceId: stack.workspaceId,
+        providerId: null,
         variables: { region: 'eu-west-1' },
       });
       api = res.body;
