@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs Ctrlplane's real CLI, ctrlc, against a running Flightdeck: `apply -f` of a Resource document
-# and of a multi-document file, `api get release-targets -f` (the preview), `api upsert version`
-# and `api get resources`. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli).
+# and of a multi-document file (directly, then through a resource provider), `api get
+# release-targets -f` (the preview), `api upsert version` and `api get resources`. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli).
 #
 #   npm start                                      # in another terminal, or any running Flightdeck
 #   CTRLC_SOURCE=/path/to/ctrlplanedev-cli scripts/ctrlc-check.sh
@@ -87,6 +87,7 @@ run() {
 }
 run apply -f "$work/resource.yaml"
 run apply -f "$work/multi.yaml"
+run apply -f "$work/multi.yaml" --provider "ctrlc-check-$suffix"
 run api get release-targets -f "$work/resource.yaml"
 run api upsert version --workspace "$workspace" --deployment "$deployment" --tag "v$suffix"
 run api get resources
