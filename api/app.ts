@@ -15,6 +15,7 @@ import { tracing } from './middleware/tracing';
 import { assertSecureForPull, type TransportPolicy } from './middleware/transport';
 import { API_PREFIXES, buildOpenApiDocument } from './openapi';
 import type { AppState, Route } from './route';
+import { deploymentPlanRoutes } from './routes/deploymentPlans';
 import { deploymentRoutes } from './routes/deployments';
 import { environmentRoutes } from './routes/environments';
 import { jobAgentRoutes } from './routes/jobAgents';
@@ -67,6 +68,7 @@ export const apiRoutes: readonly Route[] = [
   ...systemRoutes,
   ...environmentRoutes,
   ...deploymentRoutes,
+  ...deploymentPlanRoutes,
   ...versionRoutes,
   ...versionDependencyRoutes,
   ...variableRoutes,

@@ -125,15 +125,21 @@ interface VariableSetRow extends Omit<VariableSetDefinition, 'variables'> {
   variables: VariableSetDefinition['variables'];
 }
 
+/** A version that is not stored, whose jobs a deployment plan computes; its secrets in clear. */
+export type ProposedVersion = JobPlanRecords['version'];
+
 /**
  * The plan inputs of many releases, read in six queries whatever their number (and one more per
- * workspace, for its policies).
+ * workspace, for its policies). Read from the rows given, not from the release table, so a plan
+ * can pass would-be releases of a `proposed` version that is not stored either.
  */
-async function loadPlanInputs(
+export async function loadPlanInputs(
   tx: EntityManager,
   box: SecretBox,
   releases: readonly ReleaseRow[],
+  proposed?: ProposedVersion,
 ): Promise<Map<string, JobPlanInput>> {
+  const column = (pick: (release: ReleaseRow) => string) => uuidArray(releases.map(pick));
   const records = await tx.execute<RecordsRow[]>(
     `SELECT rl.id AS release_id,
             json_build_object('id', w.id, 'name', w.name, 'slug', w.slug) AS workspace,
@@ -144,14 +150,21 @@ async function loadPlanInputs(
                               'config', r.config, 'metadata', r.metadata) AS resource,
             json_build_object('id', v.id, 'tag', v.tag, 'name', v.name, 'status', v.status, 'config', v.config,
                               'jobAgentConfig', v.job_agent_config, 'metadata', v.metadata, 'createdAt', v.created_at) AS version
-       FROM release rl
+       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[])
+              AS rl(id, workspace_id, deployment_id, environment_id, resource_id, version_id)
        JOIN workspace w ON w.id = rl.workspace_id
        JOIN deployment d ON d.id = rl.deployment_id
        JOIN environment e ON e.id = rl.environment_id
        JOIN resource r ON r.id = rl.resource_id
-       JOIN deployment_version v ON v.id = rl.version_id
-      WHERE rl.id = ANY(?::uuid[])`,
-    [uuidArray(releases.map((release) => release.id))],
+       LEFT JOIN deployment_version v ON v.id = rl.version_id`,
+    [
+      column((r) => r.id),
+      column((r) => r.workspace_id),
+      column((r) => r.deployment_id),
+      column((r) => r.environment_id),
+      column((r) => r.resource_id),
+      column((r) => r.version_id),
+    ],
   );
   const deploymentIds = uuidArray([...new Set(releases.map((release) => release.deployment_id))]);
   const variables = await tx.execute<VariableRow[]>(
@@ -259,6 +272,7 @@ async function loadPlanInputs(
     };
   });
   const openedVersion = once((versionId) => {
+    if (proposed) return proposed;
     const version = versions.get(versionId)!;
     return {
       ...version,

@@ -10,6 +10,7 @@ import { Migration0009ResourceProviders } from './Migration0009ResourceProviders
 import { Migration0010VariableSets } from './Migration0010VariableSets';
 import { Migration0011VersionDependencies } from './Migration0011VersionDependencies';
 import { Migration0013RelationshipRules } from './Migration0013RelationshipRules';
+import { Migration0014DeploymentPlans } from './Migration0014DeploymentPlans';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   { name: 'Migration0010VariableSets', class: Migration0010VariableSets },
   { name: 'Migration0011VersionDependencies', class: Migration0011VersionDependencies },
   { name: 'Migration0013RelationshipRules', class: Migration0013RelationshipRules },
+  { name: 'Migration0014DeploymentPlans', class: Migration0014DeploymentPlans },
 ];

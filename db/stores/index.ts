@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../database';
 import type { SecretBox } from '../secrets';
 import { ApiKeyStore } from './apiKeys';
+import { DeploymentPlanStore } from './deploymentPlans';
 import { DeploymentStore } from './deployments';
 import { EnvironmentStore } from './environments';
 import { JobAgentStore } from './jobAgents';
@@ -30,6 +31,7 @@ export interface Stores {
   systems: SystemStore;
   environments: EnvironmentStore;
   deployments: DeploymentStore;
+  deploymentPlans: DeploymentPlanStore;
   versions: VersionStore;
   versionDependencies: VersionDependencyStore;
   resources: ResourceStore;
@@ -56,6 +58,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     systems: new SystemStore(em),
     environments: new EnvironmentStore(em),
     deployments: new DeploymentStore(em, secrets),
+    deploymentPlans: new DeploymentPlanStore(em, secrets),
     versions: new VersionStore(em, secrets),
     versionDependencies: new VersionDependencyStore(em),
     resources: new ResourceStore(em, secrets),

@@ -12,8 +12,6 @@ import operations from '../fixtures/ctrlplane-operations.json';
 
 /** Operations not served yet, each with why. */
 const UNSERVED: Record<string, string> = {
-  createDeploymentPlan: 'deployment plans, not built yet (issue 14)',
-  getDeploymentPlan: 'deployment plans, not built yet (issue 14)',
   listWorkflows: 'workflows, not built yet (issue 14)',
   createWorkflow: 'workflows, not built yet (issue 14)',
   deleteWorkflow: 'workflows, not built yet (issue 14)',
