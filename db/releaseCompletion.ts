@@ -69,12 +69,14 @@ export async function finishRelease(
           release.environment_id,
         ],
       );
-      // And the releases on this resource whose version depends on this deployment.
+      // And the releases on this resource whose version depends on this deployment, or whose
+      // deploymentDependency rule waits for some deployment here.
       const dependents = await tx.execute<{ id: string }[]>(
         `SELECT DISTINCT w.id FROM release w, jsonb_array_elements(coalesce(w.evaluation->'rules', '[]')) AS rule
           WHERE w.resource_id = ? AND w.deployment_id <> ? AND w.phase = 'pending'
-            AND rule->>'kind' = 'versionDependency' AND rule->>'state' = 'waiting'
-            AND rule->'waitingOn'->>'deploymentId' = ?::text`,
+            AND rule->>'state' = 'waiting'
+            AND ((rule->>'kind' = 'versionDependency' AND rule->'waitingOn'->>'deploymentId' = ?::text)
+                 OR rule->>'kind' = 'deploymentDependency')`,
         [release.resource_id, release.deployment_id, release.deployment_id],
       );
       await wakeReleases(

@@ -10,7 +10,7 @@ import type {
 import type { EnvironmentProgressionRule } from '../domain/policies';
 import type { ReleasePhase } from '../domain/releases';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { selectorMatches } from '../domain/selectors';
+import { selectorMatches, type DeploymentFields } from '../domain/selectors';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
 import { uuidArray } from './sql';
 import type { z } from 'zod';
@@ -233,6 +233,30 @@ async function loadFacts(em: EntityManager, rows: ReleaseRow[]): Promise<Map<str
     (dependency) => dependency.of,
   );
 
+  // Other deployments' current versions on the resource, for deploymentDependency rules only.
+  const dependent = rows.filter((row) => rulesOf(row).some((rule) => rule.deploymentDependency));
+  const upstream = groupBy(
+    dependent.length === 0
+      ? []
+      : await em.execute<{ of: string; deployment: DeploymentFields; version: VersionFacts }[]>(
+          `SELECT DISTINCT ON (k.of, cs.deployment_id) k.of,
+                  json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
+                  ${VERSION_JSON('cv')} AS version
+             FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, resource_id, deployment_id)
+             JOIN release_target_state cs ON cs.resource_id = k.resource_id AND cs.deployment_id <> k.deployment_id
+             JOIN release cr ON cr.id = cs.current_release_id
+             JOIN deployment_version cv ON cv.id = cr.version_id
+             JOIN deployment d ON d.id = cs.deployment_id
+            ORDER BY k.of, cs.deployment_id, cr.completed_at DESC NULLS LAST, cr.id DESC`,
+          [
+            uuidArray(dependent.map((row) => row.id)),
+            uuidArray(dependent.map((row) => row.resource_id)),
+            uuidArray(dependent.map((row) => row.deployment_id)),
+          ],
+        ),
+    (entry) => entry.of,
+  );
+
   const progression = await loadProgression(
     em,
     rows.flatMap((row) =>
@@ -273,6 +297,14 @@ async function loadFacts(em: EntityManager, rows: ReleaseRow[]): Promise<Map<str
             rejected,
             version: { ...version, createdAt: iso(version.createdAt) },
           })),
+          ...(dependent.includes(row)
+            ? {
+                upstream: (upstream.get(row.id) ?? []).map(({ deployment, version }) => ({
+                  deployment,
+                  version: { ...version, createdAt: iso(version.createdAt) },
+                })),
+              }
+            : {}),
           versionDependencies: (dependencies.get(row.id) ?? []).map(
             ({ of: _of, currentVersion, ...dependency }) => ({
               ...dependency,

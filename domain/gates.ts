@@ -112,6 +112,11 @@ export interface ReleaseFacts {
   deployedVersionId: string | null;
   /** Newer releases of the same target that are not finished, with their versions. */
   newerReleases: { id: string; version: VersionFacts; rejected: boolean }[];
+  /**
+   * The other deployments' current versions on the target's resource, read only when a
+   * `deploymentDependency` rule applies (absent otherwise, and in older histories).
+   */
+  upstream?: { deployment: DeploymentFields; version: VersionFacts }[];
   /** The version's dependencies (absent in histories recorded before dependencies existed). */
   versionDependencies?: DependencyFact[];
   /** This target's place in the version's rollout to this environment (read only when a gradual rollout applies). */
@@ -243,6 +248,30 @@ function dependencyRules(facts: ReleaseFacts): RuleEvaluation[] {
   });
 }
 
+/** Ctrlplane's deployment dependencies: waits until another deployment's current version here matches. */
+function deploymentDependencyRules(facts: ReleaseFacts): RuleEvaluation[] {
+  return rulesOf(facts, 'deploymentDependency').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'deploymentDependency' as const, policyId, ruleId };
+    const match = (facts.upstream ?? []).find(({ deployment, version }) =>
+      selectorMatches('dependency', spec.dependsOn, {
+        deployment: selectorContext.deployment(deployment),
+        version: selectorContext.version(version),
+      }),
+    );
+    return match
+      ? {
+          ...base,
+          state: 'passed' as const,
+          reason: `${match.deployment.name} runs ${match.version.tag} here`,
+        }
+      : {
+          ...base,
+          state: 'waiting' as const,
+          reason: `no deployment runs a version here that matches ${spec.dependsOn}`,
+        };
+  });
+}
+
 function windowRules(facts: ReleaseFacts, now: Date): RuleEvaluation[] {
   return rulesOf(facts, 'deploymentWindow').map(({ policyId, ruleId, spec }) => {
     const base = { kind: 'deploymentWindow' as const, policyId, ruleId };
@@ -324,6 +353,7 @@ export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleE
     ...approvalRules(facts),
     ...progressionRules(facts, now),
     ...dependencyRules(facts),
+    ...deploymentDependencyRules(facts),
     ...windowRules(facts, nowDate),
     ...cooldownRules(facts, now),
     ...gradualRolloutRules(facts, now),

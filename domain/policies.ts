@@ -147,6 +147,12 @@ export const VerificationRule = z.strictObject({
   triggerOn: z.enum(['jobCreated', 'jobStarted', 'jobSuccess', 'jobFailure']).default('jobSuccess'),
 });
 
+/**
+ * Ctrlplane's deployment dependency: the target's resource must run, from another deployment, a
+ * version that `dependsOn` (CEL over that `deployment` and its current `version` there) matches.
+ */
+export const DeploymentDependencyRule = z.strictObject({ dependsOn: celExpression('dependency') });
+
 export const RULE_KINDS = {
   anyApproval: AnyApprovalRule,
   environmentProgression: EnvironmentProgressionRule,
@@ -156,6 +162,7 @@ export const RULE_KINDS = {
   retry: RetryRule,
   gradualRollout: GradualRolloutRule,
   verification: VerificationRule,
+  deploymentDependency: DeploymentDependencyRule,
 } as const;
 
 export type RuleKind = keyof typeof RULE_KINDS;

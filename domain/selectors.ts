@@ -62,6 +62,8 @@ export const SELECTOR_SCOPES = {
   versionRule: ['version', 'resource', 'deployment', 'environment'],
   /** Success and failure conditions of verification metrics. */
   measurement: ['result'],
+  /** The `deploymentDependency` policy rule: another deployment and its current version on the resource. */
+  dependency: ['deployment', 'version'],
   /** Relationship rules: whether resource `to` is related to resource `from`. */
   relationship: ['from', 'to'],
 } as const satisfies Record<string, readonly Identifier[]>;

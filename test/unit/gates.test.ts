@@ -78,6 +78,31 @@ describe('evaluateGates', () => {
     expect(evaluateGates(facts({ versionDependencies: undefined }), NOW).decision).toBe('proceed');
   });
 
+  it("waits under a deploymentDependency rule until another deployment's current version here matches", () => {
+    const rule = [
+      { deploymentDependency: { dependsOn: 'deployment.slug == "db" && version.tag.startsWith("v2.")' } },
+    ];
+    const upstream = (tag: string) => [
+      {
+        deployment: { id: 'd-db', name: 'db', slug: 'db', metadata: {} },
+        version: {
+          id: `v-${tag}`,
+          tag,
+          name: tag,
+          status: 'ready' as const,
+          metadata: {},
+          config: {},
+          createdAt: minutes(-5),
+        },
+      },
+    ];
+    expect(evaluateGates(facts({ upstream: [] }, rule), NOW)).toMatchObject({ decision: 'wait' });
+    expect(evaluateGates(facts({ upstream: upstream('v1.0.0') }, rule), NOW).decision).toBe('wait');
+    expect(evaluateGates(facts({ upstream: upstream('v2.1.0') }, rule), NOW)).toMatchObject({
+      decision: 'proceed',
+    });
+  });
+
   it('waits for a dependency environment to succeed, then for the soak time', () => {
     const rule = [
       {

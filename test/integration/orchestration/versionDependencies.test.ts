@@ -15,6 +15,7 @@ interface Release {
  * on a resource only once that deployment's current version there matches the selector; the
  * dependency's success wakes it. Dependencies are declared inline at version creation (atomically)
  * or one by one, and are checked: CEL, not the version's own deployment, the workspace's deployments.
+ * Ctrlplane's `deploymentDependency` policy rule holds releases the same way, by policy.
  */
 describe('deployment-version dependencies', () => {
   let stack: TestStack;
@@ -70,6 +71,43 @@ describe('deployment-version dependencies', () => {
     const current = await api.version(ids.db, 'v2.0.0');
     await releaseOfVersion(ids.db, current, 'succeeded');
     await releaseOfVersion(ids.app, app.id, 'succeeded');
+  });
+
+  it("holds a release under a deploymentDependency policy rule until another deployment's version here matches", async () => {
+    const environment = await api.environment('dd-prod', 'resource.metadata["pool"] == "dd"', ids.system);
+    expect(environment).toBeTruthy();
+    const db = await api.deployment('dd-db', ids.system, { jobAgents: [{ ref: 'runner' }] });
+    const app = await api.deployment('dd-app', ids.system, { jobAgents: [{ ref: 'runner' }] });
+    await api.resource('dd-node', 'service', { pool: 'dd' });
+    await api.send(
+      'post',
+      '/policies',
+      {
+        name: 'app after db v2',
+        selector: 'deployment.slug == "dd-app"',
+        rules: [
+          {
+            deploymentDependency: {
+              dependsOn: 'deployment.slug == "dd-db" && version.tag.startsWith("v2.")',
+            },
+          },
+        ],
+      },
+      [202],
+    );
+    const appVersion = await api.version(app, 'a1');
+    await releaseOfVersion(app, appVersion, 'pending', /no deployment runs a version here that matches/);
+    const old = await api.version(db, 'v1.0.0');
+    await releaseOfVersion(db, old, 'succeeded');
+    await releaseOfVersion(app, appVersion, 'pending', /no deployment runs a version here that matches/);
+    const current = await api.version(db, 'v2.0.0');
+    await releaseOfVersion(db, current, 'succeeded');
+    await releaseOfVersion(app, appVersion, 'succeeded');
+    const refused = await stack.http
+      .post(`${ws()}/policies`)
+      .set(stack.auth)
+      .send({ name: 'bad', rules: [{ deploymentDependency: { dependsOn: 'resource.kind == "x"' } }] });
+    expect(refused.status).toBe(400);
   });
 
   it('declares, lists and removes dependencies one by one, and refuses bad ones', async () => {
