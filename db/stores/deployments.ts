@@ -55,6 +55,17 @@ export class DeploymentStore {
             ? em.assign(existing, fields)
             : em.create(DeploymentSchema, { id, workspaceId, ...fields });
           await lockWorkspaceTargets(em, workspaceId);
+          // Names are unique as Ctrlplane's are (409); the workspace lock orders concurrent writes.
+          const [taken] = await em.execute<{ id: string }[]>(
+            'SELECT id FROM deployment WHERE workspace_id = ? AND name = ? AND id <> ? LIMIT 1',
+            [workspaceId, fields.name, id],
+          );
+          if (taken) {
+            throw new ConflictError(
+              `A deployment named "${fields.name}" already exists in this workspace`,
+              'duplicate_name',
+            );
+          }
           await em.flush();
           if (selectorChanged) await syncReleaseTargets(em, workspaceId, { deploymentIds: [id] });
           return { record, created: !existing };

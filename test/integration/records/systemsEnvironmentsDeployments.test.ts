@@ -787,7 +787,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expect(secrets.open(rotated!.config.token as string)).toBe('second-secret');
     });
 
-    it('finds a deployment by name, and answers 409 when two deployments share the name', async () => {
+    it('finds a deployment by name, refuses a second one of that name (409), and answers 409 when older data shares it', async () => {
       const sharedName = unique('Shared name');
       const first = await createDeployment({ name: sharedName });
       const found = await stack.http
@@ -796,7 +796,16 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .expect(200);
       expect(found.body).toEqual(first);
 
-      await createDeployment({ name: sharedName });
+      const duplicate = await expectNothingWritten(() =>
+        stack.http
+          .post(`${base()}/deployments`)
+          .set(stack.auth)
+          .send({ name: sharedName, slug: unique('other-slug') }),
+      );
+      expectProblem(duplicate, 409, 'duplicate_name');
+      // Two deployments of one name, as stored before names were unique.
+      const other = await createDeployment();
+      await sql('UPDATE deployment SET name = ? WHERE id = ?', [sharedName, other.id]);
       const ambiguous = await expectNothingWritten(() =>
         stack.http.get(`${base()}/deployments/name/${encodeURIComponent(sharedName)}`).set(stack.auth),
       );
