@@ -3,13 +3,20 @@ import type { Stores } from '../../db/stores';
 import { selectorContext } from '../../domain/selectors';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
-import { EnvironmentBody, EnvironmentParams, EnvironmentSchema, toEnvironment } from '../schemas/environment';
+import { EnvironmentBody, EnvironmentParams } from '../schemas/environment';
+import { EnvironmentWithSystemsSchema, toEnvironmentWithSystems } from '../schemas/system';
 import { z } from '../schemas/zod';
 import { recordRoutes } from './records';
 
 export async function present(stores: Stores, environments: Environment[]) {
-  const systems = await stores.environments.systemIds(environments.map((e) => e.id));
-  return environments.map((environment) => toEnvironment(environment, systems.get(environment.id) ?? []));
+  const systemIds = await stores.environments.systemIds(environments.map((e) => e.id));
+  const systems = await stores.systems.byIds([...systemIds.values()].flat());
+  return environments.map((environment) =>
+    toEnvironmentWithSystems(
+      environment,
+      (systemIds.get(environment.id) ?? []).map((id) => systems.get(id)!),
+    ),
+  );
 }
 
 export const environmentRoutes = [
@@ -20,7 +27,7 @@ export const environmentRoutes = [
     idParam: 'environmentId',
     params: EnvironmentParams,
     body: EnvironmentBody,
-    schema: EnvironmentSchema,
+    schema: EnvironmentWithSystemsSchema,
     pageName: 'EnvironmentPage',
     creatable: true,
     duplicate: 'Duplicate name',
@@ -35,7 +42,7 @@ export const environmentRoutes = [
     tags: ['Environments'],
     auth: 'apiKey',
     params: WorkspaceParams.extend({ name: z.string().min(1).max(200) }),
-    responses: { 200: { description: 'The environment', schema: EnvironmentSchema } },
+    responses: { 200: { description: 'The environment', schema: EnvironmentWithSystemsSchema } },
     async handle(ctx, { params }) {
       const environment = await ctx.state.stores.environments.getByName(params.workspaceId, params.name);
       return { status: 200, body: (await present(ctx.state.stores, [environment]))[0] };

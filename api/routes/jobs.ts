@@ -4,9 +4,9 @@ import { route } from '../route';
 import { agentCaller } from './pull';
 import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
 import { DeploymentSchema } from '../schemas/deployment';
-import { EnvironmentSchema } from '../schemas/environment';
 import { ReleaseSchema, toRelease } from '../schemas/release';
 import { ResourceSchema } from '../schemas/resource';
+import { EnvironmentWithSystemsSchema } from '../schemas/system';
 import { z } from '../schemas/zod';
 import { present as presentDeployments } from './deployments';
 import { present as presentEnvironments } from './environments';
@@ -36,7 +36,7 @@ const JobWithReleaseSchema = z
     job: JobSchema,
     release: ReleaseSchema,
     deployment: DeploymentSchema,
-    environment: EnvironmentSchema,
+    environment: EnvironmentWithSystemsSchema,
     resource: ResourceSchema,
   })
   .openapi('JobWithRelease');

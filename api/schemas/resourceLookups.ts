@@ -1,9 +1,8 @@
 import type { ResourceVariable } from '../../db/entities';
 import { showValue } from '../../db/sensitiveValues';
 import { DeploymentSchema } from './deployment';
-import { EnvironmentSchema } from './environment';
 import { JsonObjectSchema, MetadataSchema, Name, pageQuery } from './common';
-import { SystemSchema } from './system';
+import { EnvironmentWithSystemsSchema, SystemSchema } from './system';
 import { z } from './zod';
 
 const Identifier = z.string().min(1).max(1000);
@@ -22,7 +21,7 @@ export const ResourcePreviewBody = z
   .openapi('ResourcePreviewInput');
 
 export const TargetPreviewSchema = z
-  .object({ system: SystemSchema, deployment: DeploymentSchema, environment: EnvironmentSchema })
+  .object({ system: SystemSchema, deployment: DeploymentSchema, environment: EnvironmentWithSystemsSchema })
   .openapi('ReleaseTargetPreview');
 
 export const ResourceVariableItemSchema = z

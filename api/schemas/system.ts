@@ -56,6 +56,24 @@ export function toSystem(system: System): z.infer<typeof SystemSchema> {
   };
 }
 
+/** An environment as Ctrlplane shows it: with the systems it is linked to (and their ids). */
+export const EnvironmentWithSystemsSchema = EnvironmentSchema.extend({
+  systems: z.array(SystemSchema),
+}).openapi('EnvironmentWithSystems');
+
+export function toEnvironmentWithSystems(
+  environment: Parameters<typeof toEnvironment>[0],
+  systems: System[],
+): z.infer<typeof EnvironmentWithSystemsSchema> {
+  return {
+    ...toEnvironment(
+      environment,
+      systems.map((system) => system.id),
+    ),
+    systems: systems.map(toSystem),
+  };
+}
+
 export function toSystemWithLinks({ system, deployments, environments, systemIds }: SystemWithLinks) {
   return {
     ...toSystem(system),

@@ -111,6 +111,13 @@ export class SystemStore {
     };
   }
 
+  /** The systems of these ids, by id. */
+  async byIds(ids: string[]): Promise<Map<string, System>> {
+    const systems =
+      ids.length > 0 ? await this.em.find(SystemSchema, { id: { $in: [...new Set(ids)] } }) : [];
+    return new Map(systems.map((system) => [system.id, system]));
+  }
+
   list(workspaceId: string, page: PageRequest): Promise<Page<System>> {
     return listPage(this.em, SystemSchema, { workspaceId }, page);
   }

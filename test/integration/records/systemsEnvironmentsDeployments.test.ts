@@ -250,7 +250,9 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expect(environmentNow.body.systemIds).toEqual([system.id]);
       const withLinks = await stack.http.get(`${base()}/systems/${system.id}`).set(stack.auth).expect(200);
       expect(withLinks.body.deployments).toEqual([deploymentNow.body]);
-      expect(withLinks.body.environments).toEqual([environmentNow.body]);
+      expect(environmentNow.body.systems).toEqual([expect.objectContaining({ id: system.id, slug: system.slug })]);
+      const { systems: _systems, ...environmentFields } = environmentNow.body;
+      expect(withLinks.body.environments).toEqual([environmentFields]);
 
       const unlinked = await stack.http.delete(deploymentLink).set(stack.auth).expect(202);
       expect(unlinked.body).toEqual({
@@ -437,6 +439,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         resourceSelector: 'resource.metadata["region"] == "eu"',
         metadata: { tier: 'prod' },
         systemIds: [],
+        systems: [],
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
       });
@@ -473,6 +476,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         resourceSelector: null,
         metadata: { tier: 'staging' },
         systemIds: [],
+        systems: [],
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
       });
