@@ -250,7 +250,9 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       expect(environmentNow.body.systemIds).toEqual([system.id]);
       const withLinks = await stack.http.get(`${base()}/systems/${system.id}`).set(stack.auth).expect(200);
       expect(withLinks.body.deployments).toEqual([deploymentNow.body]);
-      expect(environmentNow.body.systems).toEqual([expect.objectContaining({ id: system.id, slug: system.slug })]);
+      expect(environmentNow.body.systems).toEqual([
+        expect.objectContaining({ id: system.id, slug: system.slug }),
+      ]);
       const { systems: _systems, ...environmentFields } = environmentNow.body;
       expect(withLinks.body.environments).toEqual([environmentFields]);
 
