@@ -144,7 +144,8 @@ export async function loadPlanInputs(
     `SELECT rl.id AS release_id,
             json_build_object('id', w.id, 'name', w.name, 'slug', w.slug) AS workspace,
             json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'description', d.description, 'metadata', d.metadata,
-                              'resourceSelector', d.resource_selector, 'jobAgents', d.job_agents) AS deployment,
+                              'resourceSelector', d.resource_selector, 'jobAgents', d.job_agents,
+                              'jobAgentSelector', d.job_agent_selector, 'jobAgentConfig', d.job_agent_config) AS deployment,
             json_build_object('id', e.id, 'name', e.name, 'description', e.description, 'metadata', e.metadata) AS environment,
             json_build_object('id', r.id, 'name', r.name, 'version', r.version, 'kind', r.kind, 'identifier', r.identifier,
                               'config', r.config, 'metadata', r.metadata) AS resource,
@@ -182,7 +183,7 @@ export async function loadPlanInputs(
   ]);
   const workspaceIds = [...new Set(releases.map((release) => release.workspace_id))];
   const agents = await tx.execute<(PlanAgent & { workspace_id: string })[]>(
-    `SELECT id, name, type, config, workspace_id FROM job_agent WHERE workspace_id = ANY(?::uuid[])`,
+    `SELECT id, name, type, config, metadata, workspace_id FROM job_agent WHERE workspace_id = ANY(?::uuid[])`,
     [uuidArray(workspaceIds)],
   );
   // Every set of each workspace: which ones match is decided per release target, by the plan.
@@ -251,10 +252,11 @@ export async function loadPlanInputs(
     ),
   );
   const agentsOf = once((workspaceId) =>
-    (agentsByWorkspace.get(workspaceId) ?? []).map(({ id, name, type, config }) => ({
+    (agentsByWorkspace.get(workspaceId) ?? []).map(({ id, name, type, config, metadata }) => ({
       id,
       name,
       type,
+      metadata,
       config: openConfig(box.forRecord(workspaceId, 'job_agent', id), config),
     })),
   );
@@ -265,6 +267,7 @@ export async function loadPlanInputs(
     const deployment = deployments.get(deploymentId)!;
     return {
       ...deployment,
+      jobAgentConfig: openConfig(secretsOf('deployment', deploymentId), deployment.jobAgentConfig ?? {}),
       jobAgents: deployment.jobAgents.map((entry) => ({
         ...entry,
         config: openConfig(secretsOf('deployment', deploymentId), entry.config),

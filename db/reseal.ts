@@ -25,7 +25,7 @@ const SEALED_TABLES: readonly SealedTable[] = [
   },
   {
     table: 'deployment',
-    columns: ['job_agents'],
+    columns: ['job_agents', 'job_agent_config'],
     key: 't.id::text',
     workspace: 't.workspace_id',
     kind: 'deployment',

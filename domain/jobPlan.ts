@@ -27,6 +27,28 @@ export interface PlanAgent {
   type: JobAgentType;
   /** The agent's own configuration, secrets opened. */
   config: JsonObject;
+  metadata?: Record<string, string>;
+}
+
+/**
+ * A deployment's agent entries: its `jobAgents`, or, when it has none and a `jobAgentSelector`
+ * (Ctrlplane's), one entry per agent the selector matches (by name, then id), each with the
+ * deployment's `jobAgentConfig`.
+ */
+export function agentEntries(
+  deployment: JobPlanRecords['deployment'],
+  agents: readonly PlanAgent[],
+): AgentEntry[] {
+  const selector = deployment.jobAgentSelector;
+  if (deployment.jobAgents.length > 0 || !selector) return deployment.jobAgents;
+  return agents
+    .filter((agent) =>
+      selectorMatches('jobAgent', selector, {
+        jobAgent: { id: agent.id, name: agent.name, type: agent.type, metadata: agent.metadata ?? {} },
+      }),
+    )
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1))
+    .map((agent) => ({ ref: agent.id, config: deployment.jobAgentConfig ?? {} }));
 }
 
 export interface JobPlanRecords {
@@ -39,6 +61,9 @@ export interface JobPlanRecords {
     metadata: Record<string, string>;
     resourceSelector: string | null;
     jobAgents: AgentEntry[];
+    /** Ctrlplane's alternative to `jobAgents`: CEL over `jobAgent`, with the config those agents get. */
+    jobAgentSelector?: string | null;
+    jobAgentConfig?: JsonObject;
   };
   environment: { id: string; name: string; description: string | null; metadata: Record<string, string> };
   resource: {
@@ -166,7 +191,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
   };
   const plainVariables = Object.fromEntries(variables.map((v) => [v.key, v.value]));
   const context = {
-    deployment: { ...records.deployment, jobAgents: undefined },
+    deployment: { ...records.deployment, jobAgents: undefined, jobAgentConfig: undefined },
     environment: records.environment,
     resource: records.resource,
     release: {
@@ -181,7 +206,8 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
     variables: variableSnapshot(tools, variables),
   };
 
-  const entries = records.deployment.jobAgents
+  const declared = agentEntries(records.deployment, input.agents);
+  const entries = declared
     .map((entry, index) => ({ entry, index }))
     .filter(({ entry }) => !entry.selector || matchesResource(entry.selector));
   const drafts: Omit<PlannedJob, 'dispatchContext' | 'verifications'>[] = [];
@@ -192,7 +218,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
       agentEntry: null,
       status: 'invalid_job_agent',
       message:
-        records.deployment.jobAgents.length === 0
+        declared.length === 0
           ? `deployment ${records.deployment.slug} has no job agent`
           : `no job agent of deployment ${records.deployment.slug} serves resource ${records.resource.identifier}`,
       config: {},

@@ -43,6 +43,7 @@ const SCHEMAS = {
     metadata: METADATA,
     config: CONFIG,
   },
+  jobAgent: { id: 'string', name: 'string', type: 'string', metadata: METADATA },
   /** A verification measurement's result: whatever the provider returned. */
   result: 'dyn',
 } as const;
@@ -62,6 +63,8 @@ export const SELECTOR_SCOPES = {
   versionRule: ['version', 'resource', 'deployment', 'environment'],
   /** Success and failure conditions of verification metrics. */
   measurement: ['result'],
+  /** A deployment's `jobAgentSelector`: which job agents run its jobs. */
+  jobAgent: ['jobAgent'],
   /** The `deploymentDependency` policy rule: another deployment and its current version on the resource. */
   dependency: ['deployment', 'version'],
   /** Relationship rules: whether resource `to` is related to resource `from`. */

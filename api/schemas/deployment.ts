@@ -25,6 +25,10 @@ export const DeploymentSchema = z
     description: z.string().nullable(),
     resourceSelector: z.string().nullable(),
     jobAgents: z.array(JobAgentEntrySchema),
+    jobAgentSelector: z.string().nullable().openapi({
+      description: 'CEL over `jobAgent`: each matching agent runs a job (when `jobAgents` is empty)',
+    }),
+    jobAgentConfig: JsonObjectSchema.openapi({ description: 'The configuration the selected agents get' }),
     metadata: MetadataSchema,
     systemIds: z.array(z.uuid()),
     createdAt: Timestamp,
@@ -34,7 +38,8 @@ export const DeploymentSchema = z
 
 /**
  * A deployment as written. Besides `jobAgents[]`, the applier's spelling is accepted: `jobAgent:
- * {ref}` with `jobAgentConfig`, which becomes one entry.
+ * {ref}` with `jobAgentConfig`, which becomes one entry; and Ctrlplane's: `jobAgentSelector` (CEL
+ * over `jobAgent`) with `jobAgentConfig`, stored as they are.
  */
 export const DeploymentBody = z
   .object({
@@ -47,6 +52,7 @@ export const DeploymentBody = z
     }),
     jobAgents: z.array(JobAgentEntrySchema).max(50).optional(),
     jobAgent: z.object({ ref: z.string().min(1).max(200) }).optional(),
+    jobAgentSelector: celExpression('jobAgent').nullish(),
     jobAgentConfig: JsonObjectSchema.optional(),
     metadata: MetadataSchema.optional(),
   })
@@ -58,18 +64,31 @@ export const DeploymentBody = z
         message: 'use either jobAgents or jobAgent with jobAgentConfig',
       });
     }
-    if (body.jobAgentConfig && !body.jobAgent) {
+    if (body.jobAgentSelector && (body.jobAgents || body.jobAgent)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['jobAgentSelector'],
+        message: 'use either jobAgentSelector or jobAgents (or jobAgent)',
+      });
+    }
+    if (body.jobAgentConfig && !body.jobAgent && !body.jobAgentSelector) {
       ctx.addIssue({
         code: 'custom',
         path: ['jobAgentConfig'],
-        message: 'jobAgentConfig needs jobAgent.ref',
+        message: 'jobAgentConfig needs jobAgentSelector or jobAgent.ref',
       });
     }
   })
-  .transform(({ jobAgent, jobAgentConfig, jobAgents, ...rest }) => ({
-    ...rest,
-    jobAgents: jobAgents ?? (jobAgent ? [{ ref: jobAgent.ref, config: jobAgentConfig ?? {} }] : []),
-  }))
+  .transform(({ jobAgent, jobAgentConfig, jobAgents, jobAgentSelector, ...rest }) =>
+    jobAgentSelector
+      ? { ...rest, jobAgents: [], jobAgentSelector, jobAgentConfig: jobAgentConfig ?? {} }
+      : {
+          ...rest,
+          jobAgents: jobAgents ?? (jobAgent ? [{ ref: jobAgent.ref, config: jobAgentConfig ?? {} }] : []),
+          jobAgentSelector: null,
+          jobAgentConfig: {},
+        },
+  )
   .openapi('DeploymentInput');
 
 export const DeploymentParams = z.object({ workspaceId: z.uuid(), deploymentId: z.uuid() });
@@ -83,6 +102,8 @@ export function toDeployment(deployment: Deployment, systemIds: string[]): z.inf
     description: deployment.description ?? null,
     resourceSelector: deployment.resourceSelector ?? null,
     jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
+    jobAgentSelector: deployment.jobAgentSelector ?? null,
+    jobAgentConfig: redactConfig(deployment.jobAgentConfig ?? {}),
     metadata: deployment.metadata,
     systemIds,
     createdAt: iso(deployment.createdAt),

@@ -19,6 +19,10 @@ export const DeploymentSchema = defineEntity({
     description: p.text().nullable(),
     resourceSelector: p.text().nullable(),
     jobAgents: p.json<JobAgentEntry[]>(),
+    /** Ctrlplane's alternative to `jobAgents`: CEL over `jobAgent`; each agent it matches runs a job. */
+    jobAgentSelector: p.text().nullable(),
+    /** The configuration those agents get (secrets sealed). */
+    jobAgentConfig: p.json<Record<string, unknown>>(),
     metadata: p.json<Record<string, string>>(),
     ...timestamps(),
   }),

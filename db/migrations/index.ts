@@ -11,6 +11,7 @@ import { Migration0010VariableSets } from './Migration0010VariableSets';
 import { Migration0011VersionDependencies } from './Migration0011VersionDependencies';
 import { Migration0013RelationshipRules } from './Migration0013RelationshipRules';
 import { Migration0014DeploymentPlans } from './Migration0014DeploymentPlans';
+import { Migration0015DeploymentAgentSelector } from './Migration0015DeploymentAgentSelector';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: 'Migration0011VersionDependencies', class: Migration0011VersionDependencies },
   { name: 'Migration0013RelationshipRules', class: Migration0013RelationshipRules },
   { name: 'Migration0014DeploymentPlans', class: Migration0014DeploymentPlans },
+  { name: 'Migration0015DeploymentAgentSelector', class: Migration0015DeploymentAgentSelector },
 ];

@@ -15,6 +15,8 @@ export interface DeploymentInput {
   description?: string | null;
   resourceSelector?: string | null;
   jobAgents?: JobAgentEntry[];
+  jobAgentSelector?: string | null;
+  jobAgentConfig?: Record<string, unknown>;
   metadata?: Record<string, string>;
 }
 
@@ -48,6 +50,13 @@ export class DeploymentStore {
                 `body.jobAgents[${index}].config`,
               ),
             })),
+            jobAgentSelector: input.jobAgentSelector ?? null,
+            jobAgentConfig: sealConfig(
+              this.secrets.forRecord(workspaceId, 'deployment', id),
+              input.jobAgentConfig ?? {},
+              existing?.jobAgentConfig,
+              'body.jobAgentConfig',
+            ),
             metadata: input.metadata ?? {},
           };
           const selectorChanged = !existing || existing.resourceSelector !== fields.resourceSelector;

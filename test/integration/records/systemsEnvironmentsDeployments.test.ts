@@ -688,6 +688,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         ],
         metadata: { team: 'storefront' },
         systemIds: [],
+        jobAgentSelector: null,
+        jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
       });
@@ -755,6 +757,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         jobAgents: [{ ref: 'github', config: { token: REDACTED } }],
         metadata: {},
         systemIds: [],
+        jobAgentSelector: null,
+        jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
       });
