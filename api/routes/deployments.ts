@@ -4,12 +4,29 @@ import { selectorContext } from '../../domain/selectors';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from '../schemas/deployment';
+import { DeploymentDetailSchema } from '../schemas/deploymentDetail';
+import { toSystem } from '../schemas/system';
+import { toVariableWithValues } from '../schemas/variable';
 import { z } from '../schemas/zod';
 import { recordRoutes } from './records';
 
 export async function present(stores: Stores, deployments: Deployment[]) {
   const systems = await stores.deployments.systemIds(deployments.map((d) => d.id));
   return deployments.map((deployment) => toDeployment(deployment, systems.get(deployment.id) ?? []));
+}
+
+/** A deployment by id, with Ctrlplane's `deployment`, `systems` and `variables` beside its fields. */
+async function detail(stores: Stores, workspaceId: string, id: string) {
+  const deployment = await stores.deployments.get(workspaceId, id);
+  const [shown] = await present(stores, [deployment]);
+  const systems = await stores.systems.byIds(shown!.systemIds);
+  const variables = await stores.variables.listVariables(workspaceId, id, { limit: 1000, offset: 0 });
+  return {
+    ...shown!,
+    deployment: shown!,
+    systems: shown!.systemIds.map((systemId) => toSystem(systems.get(systemId)!)),
+    variables: variables.items.map(toVariableWithValues),
+  };
 }
 
 export const deploymentRoutes = [
@@ -26,6 +43,7 @@ export const deploymentRoutes = [
     duplicate: 'Duplicate slug',
     store: (stores) => stores.deployments,
     present,
+    detail: { schema: DeploymentDetailSchema, load: detail },
     filter: { scope: 'deployment', context: (d) => ({ deployment: selectorContext.deployment(d) }) },
   }),
   route({

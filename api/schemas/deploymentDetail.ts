@@ -1,0 +1,15 @@
+import { DeploymentSchema } from './deployment';
+import { SystemSchema } from './system';
+import { VariableWithValuesSchema } from './variable';
+import { z } from './zod';
+
+/**
+ * A deployment read by id: its fields (SPEC: "the deployment"), and Ctrlplane's
+ * `DeploymentWithVariablesAndSystems` beside them — the same record as `deployment`, its `systems`
+ * and its `variables` with their values — so clients of either read what they expect.
+ */
+export const DeploymentDetailSchema = DeploymentSchema.extend({
+  deployment: DeploymentSchema,
+  systems: z.array(SystemSchema),
+  variables: z.array(VariableWithValuesSchema),
+}).openapi('DeploymentWithVariablesAndSystems');
