@@ -111,8 +111,58 @@ export function route<
   };
 }
 
+/**
+ * The top-level keys a body schema declares, through wrappers, pipes and unions of objects; null
+ * when any key goes (a record, an object with a catch-all, a non-object).
+ */
+function declaredKeys(schema: ZodType): Set<string> | null {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+  switch (def.type) {
+    case 'object': {
+      const catchall = def.catchall as ZodType | undefined;
+      if (catchall && (catchall as unknown as { _zod: { def: { type: string } } })._zod.def.type !== 'never')
+        return null;
+      return new Set(Object.keys(def.shape as object));
+    }
+    case 'pipe':
+      return declaredKeys(def.in as ZodType);
+    case 'default':
+    case 'prefault':
+    case 'optional':
+    case 'nullable':
+    case 'readonly':
+      return declaredKeys(def.innerType as ZodType);
+    case 'union': {
+      const keys = new Set<string>();
+      for (const option of def.options as ZodType[]) {
+        const declared = declaredKeys(option);
+        if (!declared) return null;
+        for (const key of declared) keys.add(key);
+      }
+      return keys;
+    }
+    default:
+      return null;
+  }
+}
+
+/** A body key no schema field names is refused (400), rather than silently dropped. */
+function refuseUnknownKeys(schema: ZodType, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  const declared = declaredKeys(schema);
+  if (!declared) return;
+  const unknown = Object.keys(value).filter((key) => !declared.has(key));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      'The request body has fields this endpoint does not take',
+      unknown.map((key) => ({ path: formatPath('body', [key]), message: 'unknown field' })),
+    );
+  }
+}
+
 function parse(schema: ZodType | undefined, value: unknown, location: 'path' | 'query' | 'body'): never {
   if (!schema) return undefined as never;
+  if (location === 'body') refuseUnknownKeys(schema, value);
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
   if (result.success) return result.data as never;
   throw new ValidationError(`The request ${location} is invalid`, toFieldIssues(result.error, location));
