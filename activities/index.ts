@@ -4,6 +4,7 @@ import { useEgressPolicy, type EgressPolicy } from './egress';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
+import { createWorkflowRunActivities } from './workflowRun';
 
 export interface ActivityDeps {
   orm: Database;
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRolloutActivities(deps),
     ...createReleaseActivities(deps),
     ...createLeaseActivities(deps),
+    ...createWorkflowRunActivities(deps),
   };
 }
 

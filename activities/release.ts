@@ -7,7 +7,7 @@ import { changeJobStatus } from '../db/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
 import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
-import { openProbeHeaders, releaseSecrets } from '../db/sensitiveValues';
+import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
@@ -17,6 +17,14 @@ import { selectorMatches } from '../domain/selectors';
 import { dispatchers } from './agents';
 import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
 import { describeEgressFailure, egressRequest } from './egress';
+import {
+  metricRequest,
+  metricResult,
+  oauth2TokenRequest,
+  type HttpProvider,
+  type MetricRequest,
+  type MetricResponse,
+} from '../domain/metricProviders';
 
 export interface ReleaseActivityDeps {
   orm: Database;
@@ -30,6 +38,49 @@ export interface MeasurementResult {
 }
 
 const HTTP_BODY_LIMIT = 64 * 1024;
+
+/** One request of a measurement under the egress policy; a failure to get an answer is a result too. */
+async function send(request: MetricRequest): Promise<MetricResponse> {
+  const started = Date.now();
+  try {
+    const response = await egressRequest(request.url, { ...request, maxBytes: HTTP_BODY_LIMIT });
+    const body = response.text.slice(0, HTTP_BODY_LIMIT);
+    let json: unknown = null;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      json = null;
+    }
+    return { ok: response.ok, statusCode: response.status, body, json, durationMs: Date.now() - started };
+  } catch (error) {
+    return {
+      ok: false,
+      statusCode: 0,
+      body: '',
+      json: null,
+      durationMs: Date.now() - started,
+      error: describeEgressFailure(error),
+    };
+  }
+}
+
+/** A provider's measurement: an OAuth2 token first where the provider needs one, then its query. */
+async function measure(provider: HttpProvider): Promise<MetricResponse> {
+  const tokenRequest = oauth2TokenRequest(provider);
+  let bearer: string | undefined;
+  if (tokenRequest) {
+    const token = await send(tokenRequest);
+    const accessToken = (token.json as { access_token?: unknown } | null)?.access_token;
+    if (!token.ok || typeof accessToken !== 'string')
+      return {
+        ...token,
+        ok: false,
+        error: token.error ?? `the OAuth2 token request answered ${token.statusCode}`,
+      };
+    bearer = accessToken;
+  }
+  return send(metricRequest(provider, new Date(), bearer));
+}
 
 /**
  * The database steps of a release's life. Each is idempotent, since Temporal retries an activity
@@ -61,7 +112,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       // A retry after a worker died mid-dispatch can find the job already moved on. A pushed job
       // was sent: it is never sent twice. The other agents' dispatch answers again what it did.
       if (isPushAgent(job.agentType) && job.status !== 'pending') return { kind: 'triggered' };
-      return dispatchers[job.agentType].dispatch(job, { em, secrets: releaseSecrets(secrets, job) }, step);
+      return dispatchers[job.agentType].dispatch(job, { em, secrets: jobSecrets(secrets, job) }, step);
     },
 
     /** One look at a pushed job's remote run (see `JobDispatcher.follow`). */
@@ -70,7 +121,7 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       const job = await em.findOne(JobSchema, { id: jobId });
       const follow = job?.agentType ? dispatchers[job.agentType].follow : undefined;
       if (!job || !follow) return { done: true };
-      return follow(job, { em, secrets: releaseSecrets(secrets, job) });
+      return follow(job, { em, secrets: jobSecrets(secrets, job) });
     },
 
     /** Ends a job the workflow itself completes (the test runner's); the workflow looks again on its own. */
@@ -91,49 +142,20 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
       return loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
     },
 
-    /** One measurement of an `http` metric: the request, then the success and failure conditions over its result. */
+    /**
+     * One measurement of a metric measured over HTTP (`http`, `prometheus`, `datadog`,
+     * `terraformCloudRun`; domain/metricProviders.ts): its request or requests, then the success and
+     * failure conditions over its result.
+     */
     async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
       const em = fork();
       const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
       const metric = verification?.metrics[metricIndex] as Metric | undefined;
-      if (!verification || !metric || metric.provider.type !== 'http')
+      if (!verification || !metric || metric.provider.type === 'sleep')
         return { passed: false, error: 'no such metric' };
-      const provider = metric.provider;
       const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
-      const started = Date.now();
-      let result: Record<string, unknown>;
-      try {
-        const response = await egressRequest(provider.url, {
-          method: provider.method,
-          headers: openProbeHeaders(releaseSecrets(secrets, job), provider.headers),
-          body: provider.body,
-          timeoutMs: provider.timeoutSeconds * 1000,
-          maxBytes: HTTP_BODY_LIMIT,
-        });
-        const text = response.text.slice(0, HTTP_BODY_LIMIT);
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = null;
-        }
-        result = {
-          ok: response.ok,
-          statusCode: response.status,
-          body: text,
-          json,
-          durationMs: Date.now() - started,
-        };
-      } catch (error) {
-        result = {
-          ok: false,
-          statusCode: 0,
-          body: '',
-          json: null,
-          durationMs: Date.now() - started,
-          error: describeEgressFailure(error),
-        };
-      }
+      const provider = openProvider(jobSecrets(secrets, job), metric.provider);
+      const result = metricResult(provider, await measure(provider));
       const failed = metric.failureCondition
         ? selectorMatches('measurement', metric.failureCondition, { result })
         : false;
@@ -142,7 +164,12 @@ export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
         metric: metric.name,
         at: new Date().toISOString(),
         passed,
-        result: { statusCode: result.statusCode, durationMs: result.durationMs },
+        result: {
+          statusCode: result.statusCode,
+          durationMs: result.durationMs,
+          ...(result.value !== undefined ? { value: result.value } : {}),
+          ...(result.status !== undefined ? { status: result.status } : {}),
+        },
         ...(result.error ? { error: String(result.error) } : {}),
       });
       return { passed };

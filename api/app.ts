@@ -25,6 +25,7 @@ import { githubWebhookRoutes } from './routes/githubWebhook';
 import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
 import { relationshipRuleRoutes } from './routes/relationshipRules';
+import { workflowRoutes } from './routes/workflows';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
 import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceProviderRoutes } from './routes/resourceProviders';
@@ -76,6 +77,7 @@ export const apiRoutes: readonly Route[] = [
   ...resourceRoutes,
   ...resourceLookupRoutes,
   ...relationshipRuleRoutes,
+  ...workflowRoutes,
   ...resourceProviderRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,

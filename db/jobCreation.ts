@@ -19,7 +19,7 @@ import { newId } from './ids';
 import { enabledPolicies, policiesForTarget } from './policyMatching';
 import { loadRelatedResources } from './relatedResources';
 import type { SecretBox } from './secrets';
-import { openConfig, openValue, releaseSecrets, resealMetricHeaders, sealedValue } from './sensitiveValues';
+import { openConfig, openValue, jobSecrets, resealMetricHeaders, sealedValue } from './sensitiveValues';
 import { uuidArray } from './sql';
 
 /**
@@ -336,7 +336,7 @@ export async function loadPlanInputs(
                       metrics: resealMetricHeaders(
                         rule.verification.metrics,
                         box.forRecord(release.workspace_id, 'policy', policy.id),
-                        releaseSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id }),
+                        jobSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id }),
                       ),
                     },
                   ]
@@ -365,7 +365,7 @@ export async function createJobs(
     releases.map(({ release }) => release),
   );
   const planned = releases.map(({ release, attempt }) => {
-    const secrets = releaseSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id });
+    const secrets = jobSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id });
     const tools = { newId: () => newId(), seal: (value: unknown) => sealedValue(secrets, value) };
     return { release, attempt, jobs: planReleaseJobs(inputs.get(release.id)!, tools) };
   });

@@ -5,10 +5,18 @@ import { ConflictError } from '../domain/errors';
  * The records that own sealed values. Each sealed value is bound to its workspace and its owner:
  * an agent's credentials, a deployment's agent entries and variables, a version's agent
  * configuration, a resource's variables, a policy's probe headers, a variable set's variables, and
- * a release's job snapshots.
+ * a release's job snapshots, a workflow's agent entries and a workflow run's job snapshots.
  */
 export type SealOwnerKind =
-  'job_agent' | 'deployment' | 'version' | 'resource' | 'policy' | 'variable_set' | 'release';
+  | 'job_agent'
+  | 'deployment'
+  | 'version'
+  | 'resource'
+  | 'policy'
+  | 'variable_set'
+  | 'release'
+  | 'workflow'
+  | 'workflow_run';
 
 /** Sealing and opening for one owner record: what stores and activities hold. */
 export interface RecordSecrets {

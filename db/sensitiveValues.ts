@@ -38,41 +38,96 @@ export function sealConfig(
   return sealed;
 }
 
-type ProbeHeaders = Record<string, unknown>;
+type ProbeSecrets = Record<string, unknown>;
 
-type ProbeMetric = { provider?: { headers?: ProbeHeaders } };
+type ProbeProvider = Record<string, unknown> & { type?: string; headers?: ProbeSecrets };
 
-/** Each HTTP metric's headers mapped by `visit` (given the metric's index); other metrics as they are. */
-function mapMetricHeaders<M>(
+/**
+ * Where each metric provider keeps credentials, as paths into the provider: an HTTP probe's header
+ * values (often tokens), the other providers' keys and tokens.
+ */
+const PROVIDER_SECRET_PATHS: Record<string, readonly (readonly string[])[]> = {
+  datadog: [['apiKey'], ['appKey']],
+  prometheus: [
+    ['authentication', 'bearerToken'],
+    ['authentication', 'oauth2', 'clientSecret'],
+  ],
+  terraformCloudRun: [['token']],
+};
+
+const slotPaths = (provider: ProbeProvider): (readonly string[])[] =>
+  provider.type === 'http'
+    ? Object.keys(provider.headers ?? {}).map((name) => ['headers', name])
+    : [...(PROVIDER_SECRET_PATHS[provider.type ?? ''] ?? [])];
+
+const slotName = (path: readonly string[]) => path.join('.');
+
+const read = (node: unknown, path: readonly string[]): unknown =>
+  path.reduce<unknown>(
+    (value, key) => (value !== null && typeof value === 'object' ? (value as ProbeSecrets)[key] : undefined),
+    node,
+  );
+
+function write(node: ProbeSecrets, path: readonly string[], value: unknown): ProbeSecrets {
+  const [key, ...rest] = path as [string, ...string[]];
+  return {
+    ...node,
+    [key]: rest.length === 0 ? value : write((node[key] ?? {}) as ProbeSecrets, rest, value),
+  };
+}
+
+/** A provider's credentials by slot (`headers.Authorization`, `apiKey`, `authentication.bearerToken`…). */
+function secretsOf(provider: ProbeProvider): ProbeSecrets {
+  return Object.fromEntries(
+    slotPaths(provider)
+      .map((path) => [slotName(path), read(provider, path)] as const)
+      .filter(([, value]) => value !== undefined),
+  );
+}
+
+/** The provider with each slot of `secrets` written back. */
+function withSecrets(provider: ProbeProvider, secrets: ProbeSecrets): ProbeProvider {
+  return slotPaths(provider).reduce<ProbeProvider>((node, path) => {
+    const name = slotName(path);
+    return name in secrets ? (write(node, path, secrets[name]) as ProbeProvider) : node;
+  }, provider);
+}
+
+type ProbeMetric = { provider?: ProbeProvider };
+
+/** Each metric's provider credentials mapped by `visit` (given the metric's index). */
+function mapMetricSecrets<M>(
   metrics: readonly M[],
-  visit: (headers: ProbeHeaders, metric: number) => ProbeHeaders,
+  visit: (secrets: ProbeSecrets, metric: number) => ProbeSecrets,
 ): M[] {
   return metrics.map((metric, index) => {
     const { provider } = metric as ProbeMetric;
-    return provider?.headers
-      ? ({ ...metric, provider: { ...provider, headers: visit(provider.headers, index) } } as M)
-      : metric;
+    if (!provider) return metric;
+    const secrets = secretsOf(provider);
+    if (Object.keys(secrets).length === 0) return metric;
+    return { ...metric, provider: withSecrets(provider, visit(secrets, index)) } as M;
   });
 }
 
-/** Every HTTP metric's headers in a list of policy rules, by rule id and metric index. */
-function eachProbeHeaders(
+/** Every metric's provider credentials in a list of policy rules, by rule id and metric index. */
+function eachProbeSecrets(
   rules: readonly Record<string, unknown>[],
-  visit: (headers: ProbeHeaders, at: { ruleId: unknown; metric: number }) => ProbeHeaders,
+  visit: (secrets: ProbeSecrets, at: { ruleId: unknown; metric: number }) => ProbeSecrets,
 ): Record<string, unknown>[] {
   return rules.map((rule) => {
     const verification = rule.verification as { metrics?: ProbeMetric[] } | undefined;
     if (!verification?.metrics) return rule;
-    const metrics = mapMetricHeaders(verification.metrics, (headers, metric) =>
-      visit(headers, { ruleId: rule.id, metric }),
+    const metrics = mapMetricSecrets(verification.metrics, (secrets, metric) =>
+      visit(secrets, { ruleId: rule.id, metric }),
     );
     return { ...rule, verification: { ...verification, metrics } };
   });
 }
 
 /**
- * Seals the header values of a policy's HTTP metrics about to be stored (they are often tokens).
- * `{"sensitive": true}` keeps the value stored for the same rule, metric and header.
+ * Seals the credentials of a policy's metric providers about to be stored (HTTP header values,
+ * Datadog keys, Prometheus and Terraform Cloud tokens). `{"sensitive": true}` keeps the value stored
+ * for the same rule, metric and slot.
  */
 export function sealProbeHeaders<R extends Record<string, unknown>>(
   box: RecordSecrets,
@@ -80,20 +135,20 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
   previous: readonly Record<string, unknown>[],
 ): R[] {
   const stored = new Map<string, unknown>();
-  eachProbeHeaders(previous, (headers, at) => {
-    for (const [name, value] of Object.entries(headers))
+  eachProbeSecrets(previous, (secrets, at) => {
+    for (const [name, value] of Object.entries(secrets))
       stored.set(`${String(at.ruleId)}|${at.metric}|${name.toLowerCase()}`, value);
-    return headers;
+    return secrets;
   });
-  return eachProbeHeaders(rules, (headers, at) =>
+  return eachProbeSecrets(rules, (secrets, at) =>
     Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => {
+      Object.entries(secrets).map(([name, value]) => {
         if (!isRedactedMarker(value)) return [name, box.seal(String(value))];
         const kept = stored.get(`${String(at.ruleId)}|${at.metric}|${name.toLowerCase()}`);
         if (!SecretBox.isSealed(kept)) {
           throw new ValidationError('A sensitive value can only be kept if one is stored', [
             {
-              path: `body.rules.verification.metrics[${at.metric}].provider.headers.${name}`,
+              path: `body.rules.verification.metrics[${at.metric}].provider.${name}`,
               message: 'no stored value to keep; send the value itself',
             },
           ]);
@@ -105,13 +160,13 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
 }
 
 /**
- * A policy's probe headers as a job's verification keeps them: opened as the policy's and sealed
+ * A policy's probe credentials as a job's verification keeps them: opened as the policy's and sealed
  * again as the release's, so the verification needs neither the policy nor its continued existence.
  */
 export function resealMetricHeaders<M>(metrics: readonly M[], from: RecordSecrets, to: RecordSecrets): M[] {
-  return mapMetricHeaders(metrics, (headers) =>
+  return mapMetricSecrets(metrics, (secrets) =>
     Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => [
+      Object.entries(secrets).map(([name, value]) => [
         name,
         SecretBox.isSealed(value) ? to.seal(from.open(value)) : value,
       ]),
@@ -119,30 +174,29 @@ export function resealMetricHeaders<M>(metrics: readonly M[], from: RecordSecret
   );
 }
 
-const redactHeaders = (headers: ProbeHeaders) =>
-  Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
+const redactSecrets = (secrets: ProbeSecrets) =>
+  Object.fromEntries(Object.keys(secrets).map((name) => [name, REDACTED]));
 
-/** Policy rules as responses show them: probe header values redacted. */
+/** Policy rules as responses show them: probe credentials redacted. */
 export function redactProbeHeaders<R extends Record<string, unknown>>(rules: readonly R[]): R[] {
-  return eachProbeHeaders(rules, redactHeaders) as R[];
+  return eachProbeSecrets(rules, redactSecrets) as R[];
 }
 
-/** A job verification's metrics as responses show them: probe header values redacted. */
+/** A job verification's metrics as responses show them: probe credentials redacted. */
 export function redactMetricHeaders<M extends Record<string, unknown>>(metrics: readonly M[]): M[] {
-  return mapMetricHeaders(metrics, redactHeaders);
+  return mapMetricSecrets(metrics, redactSecrets);
 }
 
-/** A probe's stored headers in clear, for its request. */
-export function openProbeHeaders(
-  box: RecordSecrets,
-  headers: ProbeHeaders | undefined,
-): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers ?? {}).map(([name, value]) => [
+/** A metric provider with its stored credentials in clear, for its requests. */
+export function openProvider<P extends object>(box: RecordSecrets, provider: P): P {
+  const secrets = secretsOf(provider as ProbeProvider);
+  const opened = Object.fromEntries(
+    Object.entries(secrets).map(([name, value]) => [
       name,
-      SecretBox.isSealed(value) ? box.open(value) : String(value),
+      SecretBox.isSealed(value) ? box.open(value) : value,
     ]),
   );
+  return withSecrets(provider as ProbeProvider, opened) as P;
 }
 
 /**
@@ -198,12 +252,14 @@ export function openValue(box: RecordSecrets, value: unknown, sensitive: boolean
   return sensitive && SecretBox.isSealed(value) ? box.openJson(value) : value;
 }
 
-/** A job's sealed values (configuration, dispatch context, probe headers) are its release's. */
-export function releaseSecrets(
+/** A job's sealed values (configuration, dispatch context, probe headers) are its release's or its workflow run's. */
+export function jobSecrets(
   box: SecretBox,
-  job: { workspaceId: string; releaseId: string },
+  job: { workspaceId: string; releaseId?: string | null; workflowRunId?: string | null },
 ): RecordSecrets {
-  return box.forRecord(job.workspaceId, 'release', job.releaseId);
+  return job.releaseId
+    ? box.forRecord(job.workspaceId, 'release', job.releaseId)
+    : box.forRecord(job.workspaceId, 'workflow_run', job.workflowRunId ?? '');
 }
 
 /**

@@ -52,7 +52,11 @@ export type OrchestrationMessage =
   /** A claim with a lease was committed: its lease workflow must run (written by the claim statement itself). */
   | { kind: 'lease.start'; workspaceId: string; jobAgentId: string; jobId: string; claimId: string }
   /** A claim ended (terminal status, requeue): its lease workflow stops. */
-  | { kind: 'lease.end'; jobId: string; claimId: string };
+  | { kind: 'lease.end'; jobId: string; claimId: string }
+  /** A workflow run was created with its jobs: start its workflow, which dispatches them. */
+  | { kind: 'workflowRun.start'; workspaceId: string; workflowId: string; runId: string }
+  /** One of a workflow run's jobs ended: its workflow looks again. */
+  | { kind: 'workflowRun.wake'; runId: string };
 
 export type OrchestrationKind = OrchestrationMessage['kind'];
 

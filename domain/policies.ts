@@ -128,13 +128,84 @@ const SleepMetricProvider = z.strictObject({
   durationSeconds: z.number().int().min(1).max(3600),
 });
 
+/** A credential of a metric provider: stored sealed, shown as `{"sensitive": true}`, which keeps it when written back. */
+const providerSecret = z.union([z.string().min(1).max(8192), z.strictObject({ sensitive: z.literal(true) })]);
+
+/** A Prometheus duration, e.g. `30s`, `5m`, `1h`. */
+const promDuration = z.string().regex(/^\d{1,6}(ms|s|m|h|d|w)$/, 'a duration such as 30s, 5m or 1h');
+
+/** Prometheus' HTTP API: an instant query, or a range query over the last `start`. */
+const PrometheusMetricProvider = z.strictObject({
+  type: z.literal('prometheus'),
+  address: z.url().max(2048),
+  query: z.string().min(1).max(8192),
+  rangeQuery: z
+    .strictObject({ step: promDuration, start: promDuration.optional(), end: promDuration.optional() })
+    .optional(),
+  authentication: z
+    .strictObject({
+      bearerToken: providerSecret.optional(),
+      oauth2: z
+        .strictObject({
+          tokenUrl: z.url().max(2048),
+          clientId: z.string().min(1).max(1000),
+          clientSecret: providerSecret,
+          scopes: z.array(z.string().max(200)).max(20).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  headers: z
+    .array(z.strictObject({ key: z.string().min(1).max(200), value: z.string().max(8192) }))
+    .max(50)
+    .optional(),
+  insecure: z.literal(false).optional().describe('TLS is always verified: `insecure: true` is refused'),
+  timeout: z.number().int().min(1).max(300).optional(),
+});
+
+/** Datadog's scalar query API (`/api/v2/query/scalar`) over the last five minutes. */
+const DatadogMetricProvider = z.strictObject({
+  type: z.literal('datadog'),
+  site: z
+    .string()
+    .regex(/^[a-z0-9]+([.-][a-z0-9]+)*\.(com|eu)$/, 'a Datadog site such as datadoghq.com or datadoghq.eu')
+    .default('datadoghq.com'),
+  apiKey: providerSecret,
+  appKey: providerSecret,
+  queries: z
+    .record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/), z.string().min(1).max(8192))
+    .refine(
+      (queries) => Object.keys(queries).length >= 1 && Object.keys(queries).length <= 10,
+      '1 to 10 queries',
+    ),
+  formula: z.string().min(1).max(8192).optional(),
+  aggregator: z
+    .enum(['avg', 'min', 'max', 'sum', 'last', 'percentile', 'mean', 'l2norm', 'area'])
+    .default('last'),
+  intervalSeconds: z.number().int().min(1).max(3600).optional(),
+});
+
+/** A Terraform Cloud / Enterprise run, read by id: `result.status` is the run's status. */
+const TerraformCloudRunMetricProvider = z.strictObject({
+  type: z.literal('terraformCloudRun'),
+  address: z.url().max(2048),
+  token: providerSecret,
+  runId: z.string().regex(/^run-[A-Za-z0-9]{1,64}$/, 'a run id such as run-abc123'),
+});
+
 export const VerificationMetric = z.strictObject({
   name: z.string().min(1).max(200),
   intervalSeconds: seconds.min(1),
   count: z.number().int().min(1).max(MAX_RULE_COUNT),
   provider: z.preprocess(
     timeoutAsSeconds,
-    z.discriminatedUnion('type', [HttpMetricProvider, SleepMetricProvider]),
+    z.discriminatedUnion('type', [
+      HttpMetricProvider,
+      SleepMetricProvider,
+      PrometheusMetricProvider,
+      DatadogMetricProvider,
+      TerraformCloudRunMetricProvider,
+    ]),
   ),
   successCondition: celExpression('measurement'),
   failureCondition: celExpression('measurement').optional(),

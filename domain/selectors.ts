@@ -46,6 +46,8 @@ const SCHEMAS = {
   jobAgent: { id: 'string', name: 'string', type: 'string', metadata: METADATA },
   /** A verification measurement's result: whatever the provider returned. */
   result: 'dyn',
+  /** A workflow run's input values. */
+  inputs: 'map<string, dyn>',
 } as const;
 
 type Identifier = keyof typeof SCHEMAS;
@@ -69,6 +71,8 @@ export const SELECTOR_SCOPES = {
   dependency: ['deployment', 'version'],
   /** Relationship rules: whether resource `to` is related to resource `from`. */
   relationship: ['from', 'to'],
+  /** A workflow's job agent entries: whether the entry runs a job, for the run's inputs and resource. */
+  workflowJob: ['inputs', 'resource'],
 } as const satisfies Record<string, readonly Identifier[]>;
 
 export type SelectorScope = keyof typeof SELECTOR_SCOPES;

@@ -17,23 +17,26 @@ function lookup(context: Record<string, unknown>, path: string): unknown {
   let value: unknown = context;
   for (const segment of path.split('.')) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) {
-      throw new TemplateError(`the template refers to {{ ${path} }}, which the release does not have`);
+      throw new TemplateError(`the template refers to {{ ${path} }}, which the context does not have`);
     }
     value = (value as Record<string, unknown>)[segment];
   }
   return value;
 }
 
-function fill(node: unknown, context: Record<string, unknown>): unknown {
+/** Fills the placeholders of every string value of `node` (a parsed document) from `context`. */
+export function fillTemplate(node: unknown, context: Record<string, unknown>): unknown {
   if (typeof node === 'string') {
     return node.replace(PLACEHOLDER, (_, path: string) => {
       const value = lookup(context, path);
       return typeof value === 'string' ? value : JSON.stringify(value);
     });
   }
-  if (Array.isArray(node)) return node.map((item) => fill(item, context));
+  if (Array.isArray(node)) return node.map((item) => fillTemplate(item, context));
   if (node !== null && typeof node === 'object') {
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, fill(value, context)]));
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [key, fillTemplate(value, context)]),
+    );
   }
   return node;
 }
@@ -49,7 +52,7 @@ export function renderTemplate(template: string, context: Record<string, unknown
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new TemplateError('the template must be one YAML or JSON object');
   }
-  return fill(document, context) as Record<string, unknown>;
+  return fillTemplate(document, context) as Record<string, unknown>;
 }
 
 /**

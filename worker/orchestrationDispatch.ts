@@ -5,6 +5,7 @@ import { workflowIds } from '../workflows/ids';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
+import { workflowRunWorkflow } from '../workflows/workflowRun';
 import { searchAttributePairs } from '../workflows/searchAttributes';
 
 /**
@@ -145,6 +146,21 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         signal: wakeSignal,
       });
+      return;
+    case 'workflowRun.start':
+      await startOnce(() =>
+        client.workflow.start(workflowRunWorkflow, {
+          workflowId: workflowIds.workflowRun(message.runId),
+          taskQueue,
+          args: [{ runId: message.runId }],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          requestEagerStart: true,
+          typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+        }),
+      );
+      return;
+    case 'workflowRun.wake':
+      await signalIfRunning(client, workflowIds.workflowRun(message.runId));
       return;
   }
 }

@@ -4,4 +4,5 @@ export const workflowIds = {
   targetRollout: (workspaceId: string) => `target-rollout/${workspaceId}`,
   release: (releaseId: string) => `release/${releaseId}`,
   lease: (jobId: string, claimId: string) => `lease/${jobId}/${claimId}`,
+  workflowRun: (runId: string) => `workflow-run/${runId}`,
 };

@@ -3,3 +3,4 @@
 export { leaseWorkflow } from './lease';
 export { releaseWorkflow } from './release';
 export { targetRolloutWorkflow, versionRolloutWorkflow } from './rollout';
+export { workflowRunWorkflow } from './workflowRun';

@@ -26,6 +26,7 @@ import {
 import { ruleTimerMs } from '../domain/ruleLimits';
 import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
 import { HEARTBEAT_TIMEOUT, type ReleaseView } from './definitions';
+import { JobDriver } from './jobDriver';
 import { searchAttributes } from './searchAttributes';
 
 /**
@@ -37,12 +38,6 @@ import { searchAttributes } from './searchAttributes';
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
-const agents = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 const probes = proxyActivities<Activities>({
@@ -59,12 +54,6 @@ const probes = proxyActivities<Activities>({
  */
 const FIRST_IDLE_WAIT_MS = 10 * 60_000;
 const LONGEST_IDLE_WAIT_MS = 6 * 60 * 60_000;
-/**
- * A pushed job's remote run is looked at after 5 s, then less and less often while nothing
- * changes, up to every minute; a webhook makes the looks a fallback.
- */
-const FIRST_FOLLOW_MS = 5_000;
-const LONGEST_FOLLOW_MS = 60_000;
 /** History events before a run continues as new. */
 const HISTORY_LIMIT = 2_000;
 
@@ -90,13 +79,8 @@ export class ReleaseRun {
   private woken = false;
   private idleWaitMs = FIRST_IDLE_WAIT_MS;
   private admitted: ReleaseAdmission | undefined;
-  /** Jobs dispatched and verifications started by this run: each is done once. */
-  private readonly handled = new Set<string>();
-  /** Work whose end the release waits for before it continues as new (timers of scheduled results, probes). */
-  private readonly background = new Set<Promise<void>>();
-  /** Pushed jobs followed by this run; `following` the loops still running, resumed by the next run. */
-  private readonly followed = new Set<string>();
-  private readonly following = new Set<string>();
+  /** Dispatches and follows the jobs; also runs the verifications in the background. */
+  private readonly jobs = new JobDriver(() => this.wake());
 
   constructor(private readonly input: ReleaseWorkflowInput) {
     this.admitted = input.admitted;
@@ -173,8 +157,7 @@ export class ReleaseRun {
       if (!progress) return { phase: 'gone' };
       this.view.phase = progress.phase;
       if (isTerminalReleasePhase(progress.phase)) {
-        // Ended from outside (a cancel): one last look at each pushed job cancels its remote run.
-        await Promise.all([...this.following].map((jobId) => agents.followJob(jobId)));
+        await this.jobs.lastLooks();
         return { phase: progress.phase };
       }
       this.view.attempt = progress.attempt;
@@ -184,13 +167,13 @@ export class ReleaseRun {
         upsertSearchAttributes([{ key: searchAttributes.jobIds, value: ids }]);
       }
 
-      const actions = attemptActions(progress, this.handled);
+      const actions = attemptActions(progress, this.jobs.handled);
       // A pushed job that an earlier run of this workflow dispatched is followed by this one.
-      for (const jobId of actions.follow) this.startFollowing(jobId);
-      for (const jobId of actions.dispatch) await this.dispatch(jobId);
+      for (const jobId of actions.follow) this.jobs.startFollowing(jobId);
+      for (const jobId of actions.dispatch) await this.jobs.dispatch(jobId);
       for (const verification of actions.verify) {
-        this.handled.add(verification.id);
-        this.inBackground(this.verify(verification));
+        this.jobs.handled.add(verification.id);
+        this.jobs.inBackground(this.verify(verification));
       }
 
       if (actions.verdict.kind === 'succeeded') return this.end('succeeded', actions.verdict.reason);
@@ -202,45 +185,7 @@ export class ReleaseRun {
         continue;
       }
       await this.wait();
-      if (this.background.size === 0 && this.historyFull()) await this.continueAsNew();
-    }
-  }
-
-  /** Hands a job to its agent, step by step; a pushed job is then followed, a scheduled result completed on a timer. */
-  private async dispatch(jobId: string): Promise<void> {
-    this.handled.add(jobId);
-    let result = await agents.dispatchJob(jobId);
-    while (result.kind === 'next') result = await agents.dispatchJob(jobId, result.step);
-    if (result.kind === 'triggered') this.startFollowing(jobId);
-    // The job ended at dispatch (its configuration could not be dispatched): look at the attempt again at once.
-    if (result.kind === 'ended') this.woken = true;
-    if (result.kind === 'scheduled') {
-      const { afterSeconds, status, message } = result;
-      this.inBackground(sleep(afterSeconds * 1000).then(() => steps.completeJob(jobId, status, message)));
-    }
-  }
-
-  /** Following a pushed job is not background work that must end before continue-as-new: the next run resumes it. */
-  private startFollowing(jobId: string): void {
-    if (this.followed.has(jobId)) return;
-    this.followed.add(jobId);
-    this.following.add(jobId);
-    void this.follow(jobId)
-      .catch(() => undefined)
-      .then(() => {
-        this.following.delete(jobId);
-        this.woken = true;
-      });
-  }
-
-  private async follow(jobId: string): Promise<void> {
-    let delayMs = FIRST_FOLLOW_MS;
-    for (;;) {
-      await sleep(delayMs);
-      const look = await agents.followJob(jobId);
-      if (look.changed) this.woken = true;
-      if (look.done) return;
-      delayMs = look.changed ? FIRST_FOLLOW_MS : Math.min(delayMs * 2, LONGEST_FOLLOW_MS);
+      if (this.jobs.background.size === 0 && this.historyFull()) await this.continueAsNew();
     }
   }
 
@@ -279,19 +224,6 @@ export class ReleaseRun {
       if (state !== 'measuring') return { passed: state === 'passed' };
       await sleep(ruleTimerMs(metric.intervalSeconds));
     }
-  }
-
-  /** Runs work alongside the loop; its end wakes the loop, its failure is the work's own business. */
-  private inBackground(work: Promise<unknown>): void {
-    const task: Promise<void> = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.background.add(task);
-    void task.then(() => {
-      this.background.delete(task);
-      this.woken = true;
-    });
   }
 
   /** Waits for a wake, or until `until`, or for the idle safety net. */

@@ -45,16 +45,20 @@ export const VerificationSchema = z
 export const JobSchema = z
   .object({
     id: z.uuid(),
-    releaseId: z.uuid(),
+    releaseId: z.uuid().nullable().openapi({ description: 'Null for a job of a workflow run' }),
+    workflowRunId: z
+      .uuid()
+      .nullable()
+      .openapi({ description: 'The workflow run the job belongs to, if any' }),
     jobAgentId: z.uuid().nullable(),
     status: JobStatusSchema,
     externalId: z.string().nullable(),
     message: z.string().nullable(),
     attempt: z.number().int(),
-    deploymentId: z.uuid(),
-    environmentId: z.uuid(),
-    resourceId: z.uuid(),
-    releaseTargetKey: z.string(),
+    deploymentId: z.uuid().nullable(),
+    environmentId: z.uuid().nullable(),
+    resourceId: z.uuid().nullable(),
+    releaseTargetKey: z.string().nullable(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     startedAt: Timestamp.nullable(),
@@ -98,16 +102,24 @@ export const JobParams = z.object({ workspaceId: z.uuid(), jobId: z.uuid() });
 export function toJob(job: Job): z.infer<typeof JobSchema> {
   return {
     id: job.id,
-    releaseId: job.releaseId,
+    releaseId: job.releaseId ?? null,
+    workflowRunId: job.workflowRunId ?? null,
     jobAgentId: job.jobAgentId ?? null,
     status: job.status,
     externalId: job.externalId ?? null,
     message: job.message ?? null,
     attempt: job.attempt,
-    deploymentId: job.deploymentId,
-    environmentId: job.environmentId,
-    resourceId: job.resourceId,
-    releaseTargetKey: releaseTargetKey(job),
+    deploymentId: job.deploymentId ?? null,
+    environmentId: job.environmentId ?? null,
+    resourceId: job.resourceId ?? null,
+    releaseTargetKey:
+      job.resourceId && job.environmentId && job.deploymentId
+        ? releaseTargetKey({
+            resourceId: job.resourceId,
+            environmentId: job.environmentId,
+            deploymentId: job.deploymentId,
+          })
+        : null,
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
     startedAt: isoOrNull(job.startedAt),

@@ -7,11 +7,12 @@ export const PollItemSchema = z
   .object({
     id: z.uuid(),
     status: JobStatusSchema,
-    releaseId: z.uuid(),
+    releaseId: z.uuid().nullable(),
+    workflowRunId: z.uuid().nullable(),
     createdAt: Timestamp,
-    deployment: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }),
-    environment: z.object({ id: z.uuid(), name: z.string() }),
-    resource: z.object({ id: z.uuid(), name: z.string(), identifier: z.string() }),
+    deployment: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }).nullable(),
+    environment: z.object({ id: z.uuid(), name: z.string() }).nullable(),
+    resource: z.object({ id: z.uuid(), name: z.string(), identifier: z.string() }).nullable(),
   })
   .openapi('JobListItem', { description: 'A job to claim: no dispatch context, no variables' });
 

@@ -15,6 +15,7 @@ import { ResourceProviderSchema } from './resourceProvider';
 import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
 import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
 import { VariableSetSchema, VariableSetVariableSchema } from './variableSet';
+import { WorkflowRunSchema, WorkflowSchema } from './workflow';
 import { WorkspaceSchema } from './workspace';
 
 export const entities = [
@@ -42,6 +43,8 @@ export const entities = [
   JobVerificationSchema,
   ReleaseTargetStateSchema,
   ApprovalSchema,
+  WorkflowSchema,
+  WorkflowRunSchema,
 ];
 
 export * from './apiKey';
@@ -58,6 +61,7 @@ export * from './releaseTarget';
 export * from './releaseTargetState';
 export * from './resource';
 export * from './resourceProvider';
+export * from './workflow';
 export * from './system';
 export * from './variable';
 export * from './variableSet';

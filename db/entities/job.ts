@@ -4,18 +4,20 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { timestamps, workspaceScoped } from './common';
 
 /**
- * A job executes a release on one job agent (SPEC "Job"). Its configuration and dispatch context
- * are snapshots taken at creation; secrets in them are stored sealed.
+ * A job executes a release on one job agent (SPEC "Job"), or one step of a workflow run (then it
+ * has no release, and a resource only when the run fans out over resources). Its configuration and
+ * dispatch context are snapshots taken at creation; secrets in them are stored sealed.
  */
 export const JobSchema = defineEntity({
   name: 'Job',
   tableName: 'job',
   properties: (p) => ({
     ...workspaceScoped(),
-    releaseId: p.uuid(),
-    deploymentId: p.uuid(),
-    environmentId: p.uuid(),
-    resourceId: p.uuid(),
+    releaseId: p.uuid().nullable(),
+    workflowRunId: p.uuid().nullable(),
+    deploymentId: p.uuid().nullable(),
+    environmentId: p.uuid().nullable(),
+    resourceId: p.uuid().nullable(),
     jobAgentId: p.uuid().nullable(),
     agentType: p.text().$type<JobAgentType>().nullable(),
     /** Which entry of the deployment's `jobAgents` this job serves. */

@@ -15,7 +15,8 @@ export interface JobStatusChange {
   /** The statuses the job must be in for this change (409 otherwise). */
   from?: readonly JobStatus[];
   /**
-   * Whether the release's workflow is woken by the move (default true). Steps of that workflow
+   * Whether the workflow that owns the job (its release's, or its workflow run's) is woken by the
+   * move (default true). Steps of that workflow
    * (the test runner's completion, a push agent's follow) pass false: it learns the move from
    * their answer, and a second wake could only reach it while it ends.
    */
@@ -62,7 +63,7 @@ export async function fenceClaim(
  * first time the job runs and `completedAt` once, on the first terminal status; a terminal status or
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
  * evaluate again when the move matters to it (SPEC: "the status report enqueues a desired-release
- * evaluation"). Reporting the status a job already has changes nothing else.
+ * evaluation"), or a workflow run's when the job ends. Reporting the status a job already has changes nothing else.
  */
 export async function changeJobStatus(
   em: EntityManager,
@@ -104,8 +105,11 @@ export async function changeJobStatus(
       await tx.execute('DELETE FROM job_claim WHERE job_id = ?', [jobId]);
       await enqueueOrchestration(tx, { kind: 'lease.end', jobId, claimId: claim.claim_id });
     }
-    if (moved && change.wakeRelease !== false && (await releaseWaitsFor(tx, jobId, status))) {
-      await wakeReleases(tx, [job.releaseId]);
+    if (moved && change.wakeRelease !== false) {
+      if (job.releaseId && (await releaseWaitsFor(tx, jobId, status)))
+        await wakeReleases(tx, [job.releaseId]);
+      if (job.workflowRunId && isTerminalJobStatus(status))
+        await enqueueOrchestration(tx, { kind: 'workflowRun.wake', runId: job.workflowRunId });
     }
     return job;
   });

@@ -18,7 +18,7 @@ export interface LeaseGrant {
 }
 
 export type ClaimOutcome =
-  | { outcome: 'claimed'; jobId: string; releaseId: string; lease: LeaseGrant | null }
+  | { outcome: 'claimed'; jobId: string; lease: LeaseGrant | null }
   | { outcome: 'conflict'; status: JobStatus }
   | { outcome: 'not_found' };
 
@@ -34,7 +34,6 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
   const [row] = await em.execute<
     {
       id: string;
-      release_id: string;
       claim_id: string | null;
       lease_seconds: number | null;
       claim_expires_at: string | null;
@@ -43,7 +42,7 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
     `WITH claimed AS (
        UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = ? AND job_agent_id = ? AND workspace_id = ? AND status = 'queued'
-        RETURNING id, release_id, job_agent_id, workspace_id
+        RETURNING id, job_agent_id, workspace_id
      ), lease AS (
        INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
        SELECT id, job_agent_id, workspace_id, ?::uuid,
@@ -59,7 +58,7 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
          FROM lease
        RETURNING id
      )
-     SELECT c.id, c.release_id, l.claim_id, l.lease_seconds, l.claim_expires_at,
+     SELECT c.id, l.claim_id, l.lease_seconds, l.claim_expires_at,
             (SELECT count(*) FROM started) AS outbox,
             (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
        FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
@@ -80,7 +79,6 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
     return {
       outcome: 'claimed',
       jobId: row.id,
-      releaseId: row.release_id,
       lease: row.claim_id
         ? {
             claimId: row.claim_id,

@@ -12,6 +12,7 @@ import { Migration0011VersionDependencies } from './Migration0011VersionDependen
 import { Migration0013RelationshipRules } from './Migration0013RelationshipRules';
 import { Migration0014DeploymentPlans } from './Migration0014DeploymentPlans';
 import { Migration0015DeploymentAgentSelector } from './Migration0015DeploymentAgentSelector';
+import { Migration0016Workflows } from './Migration0016Workflows';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   { name: 'Migration0013RelationshipRules', class: Migration0013RelationshipRules },
   { name: 'Migration0014DeploymentPlans', class: Migration0014DeploymentPlans },
   { name: 'Migration0015DeploymentAgentSelector', class: Migration0015DeploymentAgentSelector },
+  { name: 'Migration0016Workflows', class: Migration0016Workflows },
 ];

@@ -21,6 +21,7 @@ import { VariableSetStore } from './variableSets';
 import { VariableStore } from './variables';
 import { VersionDependencyStore } from './versionDependencies';
 import { VersionStore } from './versions';
+import { WorkflowStore } from './workflows';
 import { WorkspaceStore } from './workspaces';
 import { GithubWebhookStore } from './githubWebhooks';
 
@@ -48,6 +49,7 @@ export interface Stores {
   targetStates: TargetStateStore;
   pull: PullStore;
   githubWebhooks: GithubWebhookStore;
+  workflows: WorkflowStore;
 }
 
 export function createStores(orm: Database, secrets: SecretBox): Stores {
@@ -75,5 +77,6 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     targetStates: new TargetStateStore(em),
     pull: new PullStore(em, secrets),
     githubWebhooks: new GithubWebhookStore(em, secrets),
+    workflows: new WorkflowStore(em, secrets),
   };
 }

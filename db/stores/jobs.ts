@@ -16,6 +16,7 @@ import {
   type Release,
   type Resource,
 } from '../entities';
+import { NotFoundError } from '../../domain/errors';
 import { changeJobStatus, type JobStatusChange } from '../jobMoves';
 import { findOwned, listPage } from './common';
 
@@ -55,6 +56,8 @@ export class JobStore {
 
   async withRelease(workspaceId: string, id: string): Promise<JobWithRelease> {
     const job = await this.get(workspaceId, id);
+    // A workflow run's job has no release to show.
+    if (!job.releaseId) throw new NotFoundError('release of job', id);
     const release = await this.em.findOneOrFail(ReleaseSchema, { id: job.releaseId });
     return {
       job,

@@ -8,17 +8,19 @@ import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities'
 import { newId } from '../ids';
 import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
-import { openTree, releaseSecrets } from '../sensitiveValues';
+import { openTree, jobSecrets } from '../sensitiveValues';
 
 /** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
 export interface PollItem {
   id: string;
   status: JobStatus;
-  releaseId: string;
+  releaseId: string | null;
+  workflowRunId: string | null;
   createdAt: string;
-  deployment: { id: string; name: string; slug: string };
-  environment: { id: string; name: string };
-  resource: { id: string; name: string; identifier: string };
+  /** Null for a workflow run's job; a run that fans out over no resources leaves `resource` null too. */
+  deployment: { id: string; name: string; slug: string } | null;
+  environment: { id: string; name: string } | null;
+  resource: { id: string; name: string; identifier: string } | null;
 }
 
 /** A claimed job, its secrets open: the one response that carries them (over TLS). */
@@ -84,14 +86,15 @@ export class PullStore {
   ): Promise<Page<PollItem>> {
     await this.agent(caller, jobAgentId);
     const items = await this.em.execute<PollItem[]>(
-      `SELECT j.id, j.status, j.release_id AS "releaseId", j.created_at AS "createdAt",
-              json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) AS deployment,
-              json_build_object('id', e.id, 'name', e.name) AS environment,
-              json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) AS resource
+      `SELECT j.id, j.status, j.release_id AS "releaseId", j.workflow_run_id AS "workflowRunId",
+              j.created_at AS "createdAt",
+              CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END AS deployment,
+              CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END AS environment,
+              CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END AS resource
          FROM job j
-         JOIN deployment d ON d.id = j.deployment_id
-         JOIN environment e ON e.id = j.environment_id
-         JOIN resource r ON r.id = j.resource_id
+         LEFT JOIN deployment d ON d.id = j.deployment_id
+         LEFT JOIN environment e ON e.id = j.environment_id
+         LEFT JOIN resource r ON r.id = j.resource_id
         WHERE j.job_agent_id = ? AND j.status = ?
         ORDER BY j.created_at, j.id
         LIMIT ? OFFSET ?`,
@@ -134,7 +137,7 @@ export class PullStore {
     }
     const job = await this.em.findOneOrFail(JobSchema, { id: jobId });
     try {
-      const secrets = releaseSecrets(this.secrets, job);
+      const secrets = jobSecrets(this.secrets, job);
       return {
         job: {
           ...job,
@@ -212,17 +215,23 @@ export class PullStore {
 
   /**
    * The legacy agent flow (SPEC "Legacy agent polling flow"): the agent's jobs that have not ended
-   * and carry no external id yet, with their release, variables and configuration.
+   * and carry no external id yet, with their release, variables and configuration. A workflow
+   * run's jobs have no release to describe: that flow does not hand them out.
    */
   async legacyQueue(caller: AgentCaller, jobAgentId: string): Promise<LegacyQueueItem[]> {
     await this.pullAgent(caller, jobAgentId);
     const jobs = await this.em.find(
       JobSchema,
-      { jobAgentId, externalId: null, status: { $nin: [...TERMINAL_JOB_STATUSES] } },
+      {
+        jobAgentId,
+        externalId: null,
+        releaseId: { $ne: null },
+        status: { $nin: [...TERMINAL_JOB_STATUSES] },
+      },
       { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 100 },
     );
     return jobs.map((job) => {
-      const secrets = releaseSecrets(this.secrets, job);
+      const secrets = jobSecrets(this.secrets, job);
       const context = openTree(secrets, job.dispatchContext) as {
         release: { id: string };
         version: { tag: string; config: Record<string, unknown> };

@@ -11,16 +11,7 @@ import operations from '../fixtures/ctrlplane-operations.json';
  */
 
 /** Operations not served yet, each with why. */
-const UNSERVED: Record<string, string> = {
-  listWorkflows: 'workflows, not built yet (issue 14)',
-  createWorkflow: 'workflows, not built yet (issue 14)',
-  deleteWorkflow: 'workflows, not built yet (issue 14)',
-  getWorkflow: 'workflows, not built yet (issue 14)',
-  updateWorkflow: 'workflows, not built yet (issue 14)',
-  createWorkflowRun: 'workflows, not built yet (issue 14)',
-  getWorkflowBySlug: 'workflows, not built yet (issue 14)',
-  createWorkflowRunBySlug: 'workflows, not built yet (issue 14)',
-};
+const UNSERVED: Record<string, string> = {};
 
 /** Operations served with another success status, each with why (SPEC.md or DESIGN.md decides). */
 const OTHER_STATUS: Record<string, { status: number; reason: string }> = {};

@@ -1,5 +1,5 @@
 import { SecretBox } from '../../db/secrets';
-import { openProbeHeaders, redactProbeHeaders, sealConfig, sealProbeHeaders } from '../../db/sensitiveValues';
+import { openProvider, redactProbeHeaders, sealConfig, sealProbeHeaders } from '../../db/sensitiveValues';
 import { ValidationError } from '../../domain/errors';
 
 /** Issue 13 (13): what is sensitive is enforced, at any depth, and probe headers are secrets. */
@@ -36,10 +36,51 @@ describe('sensitive values', () => {
     const [shown] = redactProbeHeaders([stored!]);
     expect(shown).toEqual(rule({ Authorization: { sensitive: true } }));
     const [kept] = sealProbeHeaders(box, [shown!], [stored!]);
-    const headersOf = (r: typeof kept) =>
-      (r!.verification as { metrics: { provider: { headers: Record<string, unknown> } }[] }).metrics[0]!
-        .provider.headers;
-    expect(openProbeHeaders(box, headersOf(kept))).toEqual({ Authorization: 'Bearer s3cret' });
+    const providerOf = (r: typeof kept) =>
+      (r!.verification as { metrics: { provider: Record<string, unknown> }[] }).metrics[0]!.provider;
+    expect(openProvider(box, providerOf(kept))).toEqual({
+      type: 'http',
+      url: 'https://x',
+      headers: { Authorization: 'Bearer s3cret' },
+    });
     expect(() => sealProbeHeaders(box, [shown!], [])).toThrow(ValidationError);
+  });
+
+  it('seals the other providers’ credentials at their paths, redacts and opens them the same way', () => {
+    const providers = [
+      { type: 'datadog', apiKey: 'dd-api', appKey: 'dd-app', queries: { q: 'avg:x{*}' } },
+      {
+        type: 'prometheus',
+        address: 'https://prom',
+        query: 'up',
+        authentication: {
+          bearerToken: 'prom-token',
+          oauth2: { tokenUrl: 'https://t', clientId: 'c', clientSecret: 'prom-secret' },
+        },
+      },
+      { type: 'terraformCloudRun', address: 'https://app.terraform.io', token: 'tfc-token', runId: 'run-1' },
+    ];
+    const rules = [
+      { id: 'r2', verification: { metrics: providers.map((provider, i) => ({ name: `m${i}`, provider })) } },
+    ];
+    const [stored] = sealProbeHeaders(box, rules, []);
+    for (const secret of ['dd-api', 'dd-app', 'prom-token', 'prom-secret', 'tfc-token'])
+      expect(JSON.stringify(stored)).not.toContain(secret);
+    expect(JSON.stringify(stored)).toContain('avg:x{*}');
+    const [shown] = redactProbeHeaders([stored!]);
+    const metricsOf = (r: typeof stored) =>
+      (r!.verification as { metrics: { provider: Record<string, unknown> }[] }).metrics;
+    expect(metricsOf(shown)[0]!.provider).toMatchObject({
+      apiKey: { sensitive: true },
+      appKey: { sensitive: true },
+    });
+    expect(metricsOf(shown)[1]!.provider).toMatchObject({
+      authentication: {
+        bearerToken: { sensitive: true },
+        oauth2: { clientId: 'c', clientSecret: { sensitive: true } },
+      },
+    });
+    const [kept] = sealProbeHeaders(box, [shown!], [stored!]);
+    expect(metricsOf(kept).map((metric) => openProvider(box, metric.provider))).toEqual(providers);
   });
 });

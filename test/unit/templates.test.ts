@@ -28,7 +28,7 @@ describe('push-agent templates', () => {
 
   it('names an unknown placeholder, and refuses a template that is not one object', () => {
     expect(() => renderTemplate('name: "{{ resource.owner }}"', context)).toThrow(
-      new TemplateError('the template refers to {{ resource.owner }}, which the release does not have'),
+      new TemplateError('the template refers to {{ resource.owner }}, which the context does not have'),
     );
     expect(() => renderTemplate('- a\n- b', context)).toThrow(/one YAML or JSON object/);
     expect(() => renderTemplate('a: [', context)).toThrow(/not valid YAML or JSON/);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openTree, releaseSecrets } from '../../../db/sensitiveValues';
+import { openTree, jobSecrets } from '../../../db/sensitiveValues';
 import { recordsApi, type Job } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -130,7 +130,7 @@ describe('variable sets in the dispatch context', () => {
     expect(job.dispatchContext.jobAgentConfig).toMatchObject({ DB_PASSWORD: { sensitive: true } });
     expect(JSON.stringify(job.stored)).not.toContain('s3cret');
     const opened = openTree(
-      releaseSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId }),
+      jobSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId }),
       job.stored,
     ) as { variables: Record<string, unknown> };
     expect(opened.variables.DB_PASSWORD).toBe('s3cret');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openTree, releaseSecrets } from '../../../db/sensitiveValues';
+import { openTree, jobSecrets } from '../../../db/sensitiveValues';
 import { recordsApi, type Job } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -149,7 +149,7 @@ describe('variables in the dispatch context', () => {
       expect(job.dispatchContext.jobAgentConfig).toMatchObject({ API_TOKEN: { sensitive: true } });
       expect(JSON.stringify(job.stored)).not.toContain(secret);
       const opened = openTree(
-        releaseSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId }),
+        jobSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId }),
         job.stored,
       ) as { variables: Record<string, unknown> };
       expect(opened.variables.API_TOKEN).toBe(secret);

@@ -32,7 +32,16 @@ describe('pull agents, phase V1', () => {
     expect(first.body.items).toHaveLength(3);
     const item = first.body.items[0];
     expect(Object.keys(item).sort()).toEqual(
-      ['createdAt', 'deployment', 'environment', 'id', 'releaseId', 'resource', 'status'].sort(),
+      [
+        'createdAt',
+        'deployment',
+        'environment',
+        'id',
+        'releaseId',
+        'resource',
+        'status',
+        'workflowRunId',
+      ].sort(),
     );
     expect(item).toMatchObject({
       status: 'queued',

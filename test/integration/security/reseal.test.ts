@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { resealLegacyValues } from '../../../db/reseal';
 import { SecretBox } from '../../../db/secrets';
-import { releaseSecrets } from '../../../db/sensitiveValues';
+import { jobSecrets } from '../../../db/sensitiveValues';
 import { legacySeal } from '../../helpers/legacySeal';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
@@ -100,11 +100,11 @@ describe('admin reseal', () => {
     );
     expect(SecretBox.isLegacy(jobRow!.job_agent_config.old.$sealed)).toBe(false);
     expect(jobRow!.job_agent_config.plain).toBe('fd1:not-a-secret');
-    const jobSecrets = releaseSecrets(stack.secrets, {
+    const snapshotSecrets = jobSecrets(stack.secrets, {
       workspaceId: stack.workspaceId,
       releaseId: job.releaseId,
     });
-    expect(jobSecrets.openJson(jobRow!.job_agent_config.old.$sealed)).toBe('job secret');
+    expect(snapshotSecrets.openJson(jobRow!.job_agent_config.old.$sealed)).toBe('job secret');
 
     const again = await resealLegacyValues(em(), stack.secrets);
     expect(again.reduce((sum, report) => sum + report.values, 0)).toBe(0);

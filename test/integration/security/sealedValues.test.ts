@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SecretBox } from '../../../db/secrets';
-import { releaseSecrets } from '../../../db/sensitiveValues';
+import { jobSecrets } from '../../../db/sensitiveValues';
 import { legacySeal } from '../../helpers/legacySeal';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
@@ -63,7 +63,7 @@ describe('sealed values', () => {
     );
     const [job0, job1] = [agent.jobs[0]!, agent.jobs[1]!];
     const bound = (workspaceId: string, releaseId: string) => ({
-      $sealed: releaseSecrets(stack.secrets, { workspaceId, releaseId }).sealJson('copied secret'),
+      $sealed: jobSecrets(stack.secrets, { workspaceId, releaseId }).sealJson('copied secret'),
     });
     const anotherWorkspace = '01a21103-0000-7000-8000-00000000beef';
     for (const broken of [
@@ -102,7 +102,7 @@ describe('sealed values', () => {
   it("opens a value bound to the job's own release, and one sealed before binding", async () => {
     const job = agent.jobs[1]!;
     const legacy = legacySeal(stack.secrets, JSON.stringify('legacy secret'));
-    const own = releaseSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId });
+    const own = jobSecrets(stack.secrets, { workspaceId: stack.workspaceId, releaseId: job.releaseId });
     await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
       JSON.stringify({ own: { $sealed: own.sealJson('own secret') }, legacy: { $sealed: legacy } }),
       job.id,

@@ -1,0 +1,139 @@
+import type { Job, Workflow } from '../../db/entities';
+import type { WorkflowRunWithJobs } from '../../db/stores/workflows';
+import { redactConfig } from '../../db/sensitiveValues';
+import { celExpression } from '../../domain/celSchema';
+import { JsonObjectSchema, iso, isoOrNull, Name, Slug, Timestamp } from './common';
+import { JobStatusSchema } from './job';
+import { z } from './zod';
+
+/** An input key: what templates write as `{{ inputs.<key> }}` and selectors as `inputs.<key>`. */
+const InputKey = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a letter or _, then letters, digits or _ (at most 64)');
+
+const ENTITY_TYPES = ['resource', 'environment', 'deployment'] as const;
+
+const InputDeclarationSchema = z
+  .union([
+    z.strictObject({ key: InputKey, type: z.literal('string'), default: z.string().max(10_000).optional() }),
+    z.strictObject({ key: InputKey, type: z.literal('number'), default: z.number().optional() }),
+    z.strictObject({ key: InputKey, type: z.literal('boolean'), default: z.boolean().optional() }),
+    z.strictObject({ key: InputKey, type: z.literal('object'), default: JsonObjectSchema.optional() }),
+    z.strictObject({
+      key: InputKey,
+      type: z.literal('array'),
+      selector: z.strictObject({
+        entityType: z.enum(ENTITY_TYPES),
+        default: z.string().max(4096).optional().openapi({ description: 'CEL over the entity type' }),
+      }),
+    }),
+    z.strictObject({
+      key: InputKey,
+      type: z.literal('array'),
+      default: z.array(JsonObjectSchema).max(1000).optional(),
+    }),
+  ])
+  .openapi('WorkflowInputDeclaration', {
+    description:
+      'A typed input; an `array` input with a `selector` takes a CEL expression and gives the entities it selects (resources selected this way are what the run fans out over)',
+  });
+
+const AgentEntrySchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  ref: z.string().min(1).max(200).openapi({ description: 'The job agent: its id or name in this workspace' }),
+  config: JsonObjectSchema.default({}).openapi({
+    description:
+      'Configuration over the agent’s own; string values may hold {{ inputs.x }}, {{ resource.name }}, {{ run.id }} …',
+  }),
+  selector: celExpression('workflowJob')
+    .default('true')
+    .openapi({ description: 'CEL over `inputs` and `resource`: whether the entry runs a job' }),
+});
+
+export const WorkflowBody = z
+  .object({
+    name: Name,
+    slug: Slug.optional().openapi({ description: 'Unique in the workspace; made from the name if omitted' }),
+    inputs: z.array(InputDeclarationSchema).max(50).default([]),
+    jobAgents: z.array(AgentEntrySchema).max(20),
+  })
+  .openapi('WorkflowInput');
+
+export const WorkflowSchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    name: z.string(),
+    slug: z.string(),
+    inputs: z.array(InputDeclarationSchema),
+    jobAgents: z.array(
+      z.object({ name: z.string(), ref: z.string(), config: JsonObjectSchema, selector: z.string() }),
+    ),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Workflow');
+
+export const WorkflowRunBody = z
+  .object({
+    inputs: JsonObjectSchema.default({}).openapi({
+      description: 'A value per declared input; defaults fill the rest',
+    }),
+  })
+  .openapi('WorkflowRunInput');
+
+export const WorkflowRunSchema = z
+  .object({
+    id: z.uuid(),
+    workflowId: z.uuid(),
+    inputs: JsonObjectSchema,
+    status: z.enum(['running', 'succeeded', 'failed']),
+    jobs: z.array(
+      z.object({
+        jobId: z.uuid(),
+        jobAgentId: z.uuid().nullable(),
+        resourceId: z.uuid().nullable(),
+        status: JobStatusSchema,
+      }),
+    ),
+    createdAt: Timestamp,
+    completedAt: Timestamp.nullable(),
+  })
+  .openapi('WorkflowRun', {
+    description: 'A run and its jobs; each job is polled, claimed and reported like any other',
+  });
+
+export const WorkflowParams = z.object({ workspaceId: z.uuid(), workflowId: z.uuid() });
+export const WorkflowSlugParams = z.object({ workspaceId: z.uuid(), slug: z.string().min(1).max(100) });
+
+export function toWorkflow(workflow: Workflow): z.infer<typeof WorkflowSchema> {
+  return {
+    id: workflow.id,
+    workspaceId: workflow.workspaceId,
+    name: workflow.name,
+    slug: workflow.slug,
+    inputs: workflow.inputs as z.infer<typeof InputDeclarationSchema>[],
+    jobAgents: workflow.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
+    createdAt: iso(workflow.createdAt),
+    updatedAt: iso(workflow.updatedAt),
+  };
+}
+
+const toRunJob = (job: Job) => ({
+  jobId: job.id,
+  jobAgentId: job.jobAgentId ?? null,
+  resourceId: job.resourceId ?? null,
+  status: job.status,
+});
+
+export function toWorkflowRun({ run, jobs }: WorkflowRunWithJobs): z.infer<typeof WorkflowRunSchema> {
+  return {
+    id: run.id,
+    workflowId: run.workflowId,
+    inputs: run.inputs,
+    status: run.status,
+    jobs: jobs.map(toRunJob),
+    createdAt: iso(run.createdAt),
+    completedAt: isoOrNull(run.completedAt),
+  };
+}

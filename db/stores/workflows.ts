@@ -1,0 +1,280 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
+import type { Page, PageRequest } from '../../domain/pagination';
+import { selectorContext, selectorMatches } from '../../domain/selectors';
+import { slugify } from '../../domain/slug';
+import {
+  checkAgentSelectors,
+  checkInputDeclarations,
+  MAX_SELECTED_ENTITIES,
+  planWorkflowRun,
+  resolveRunInputs,
+  type RunAgent,
+  type RunResource,
+  type SelectorInput,
+  type WorkflowAgentEntry,
+  type WorkflowInputDeclaration,
+} from '../../domain/workflowRuns';
+import {
+  DeploymentSchema,
+  EnvironmentSchema,
+  JobAgentSchema,
+  JobSchema,
+  ResourceSchema,
+  WorkflowRunSchema,
+  WorkflowSchema,
+  type Job,
+  type Workflow,
+  type WorkflowRun,
+} from '../entities';
+import { newId } from '../ids';
+import { enqueueOrchestration } from '../outbox';
+import type { SecretBox } from '../secrets';
+import { jobSecrets, openConfig, sealConfig, sealedValue } from '../sensitiveValues';
+import { SENSITIVE_CONFIG_KEYS } from '../../domain/sensitive';
+import { createdJobStatus } from '../../domain/jobPlan';
+import { findOwned, listFiltered, listPage } from './common';
+
+export interface WorkflowInput {
+  name: string;
+  slug?: string;
+  inputs: WorkflowInputDeclaration[];
+  jobAgents: WorkflowAgentEntry[];
+}
+
+export interface WorkflowRunWithJobs {
+  run: WorkflowRun;
+  jobs: Job[];
+}
+
+/** Workflows and their runs (domain/workflowRuns.ts decides; this loads and writes). */
+export class WorkflowStore {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  list(workspaceId: string, page: PageRequest): Promise<Page<Workflow>> {
+    return listPage(this.em, WorkflowSchema, { workspaceId }, page);
+  }
+
+  get(workspaceId: string, id: string): Promise<Workflow> {
+    return findOwned(this.em, WorkflowSchema, workspaceId, id, 'workflow');
+  }
+
+  async getBySlug(workspaceId: string, slug: string): Promise<Workflow> {
+    const workflow = await this.em.findOne(WorkflowSchema, { workspaceId, slug });
+    if (!workflow) throw new NotFoundError('workflow', slug);
+    return workflow;
+  }
+
+  create(workspaceId: string, input: WorkflowInput): Promise<Workflow> {
+    return this.write(workspaceId, newId(), input, undefined);
+  }
+
+  async update(workspaceId: string, id: string, input: WorkflowInput): Promise<Workflow> {
+    return this.write(workspaceId, id, input, await this.get(workspaceId, id));
+  }
+
+  /** Deletes the workflow with its runs and their jobs; refused while a run has a job that has not ended. */
+  async delete(workspaceId: string, id: string): Promise<Workflow> {
+    const workflow = await this.get(workspaceId, id);
+    const [active] = await this.em.execute<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM job j JOIN workflow_run r ON r.id = j.workflow_run_id
+        WHERE r.workflow_id = ? AND j.completed_at IS NULL`,
+      [id],
+    );
+    if ((active?.n ?? 0) > 0)
+      throw new ConflictError(`The workflow has ${active!.n} jobs that have not ended`, 'workflow_running');
+    await this.em.remove(workflow).flush();
+    return workflow;
+  }
+
+  private async write(
+    workspaceId: string,
+    id: string,
+    input: WorkflowInput,
+    existing: Workflow | undefined,
+  ): Promise<Workflow> {
+    const slug = input.slug ?? existing?.slug ?? slugify(input.name);
+    const issues: FieldIssue[] = [
+      ...checkInputDeclarations(input.inputs),
+      ...checkAgentSelectors(input.jobAgents),
+      ...(await this.unknownAgents(workspaceId, input.jobAgents)),
+    ];
+    if (slug === '')
+      issues.push({ path: 'body.slug', message: 'give a slug: none can be made from the name' });
+    if (issues.length > 0) throw new ValidationError('The workflow is invalid', issues);
+    const clash = await this.em.findOne(WorkflowSchema, { workspaceId, slug, id: { $ne: id } });
+    if (clash) throw new ConflictError(`Workflow ${clash.id} already has the slug ${slug}`, 'duplicate_slug');
+    const box = this.secrets.forRecord(workspaceId, 'workflow', id);
+    const fields = {
+      name: input.name,
+      slug,
+      inputs: input.inputs,
+      jobAgents: input.jobAgents.map((entry, index) => ({
+        ...entry,
+        config: sealConfig(
+          box,
+          entry.config,
+          existing?.jobAgents[index]?.config,
+          `body.jobAgents[${index}].config`,
+        ),
+      })),
+    };
+    const workflow = existing
+      ? this.em.assign(existing, fields)
+      : this.em.create(WorkflowSchema, { id, workspaceId, ...fields });
+    await this.em.flush();
+    return workflow;
+  }
+
+  private async unknownAgents(
+    workspaceId: string,
+    entries: readonly WorkflowAgentEntry[],
+  ): Promise<FieldIssue[]> {
+    const agents = await this.runAgents(workspaceId);
+    return entries.flatMap((entry, index) =>
+      agents.some((agent) => agent.id === entry.ref || agent.name === entry.ref)
+        ? []
+        : [{ path: `body.jobAgents[${index}].ref`, message: `no job agent ${entry.ref} in this workspace` }],
+    );
+  }
+
+  private async runAgents(workspaceId: string): Promise<RunAgent[]> {
+    const agents = await this.em.find(JobAgentSchema, { workspaceId }, { orderBy: { name: 'asc' } });
+    return agents.map((agent) => ({
+      id: agent.id,
+      name: agent.name,
+      type: agent.type,
+      config: openConfig(this.secrets.forRecord(workspaceId, 'job_agent', agent.id), agent.config),
+    }));
+  }
+
+  /**
+   * Runs a workflow: checks the inputs, selects the entities of its selector inputs, plans the
+   * jobs, and writes the run with its jobs and the message that starts its Temporal workflow in one
+   * transaction. Pull agents' jobs are queued at once; the run's workflow dispatches the others.
+   */
+  async run(
+    workspaceId: string,
+    workflow: Workflow,
+    given: Record<string, unknown>,
+  ): Promise<WorkflowRunWithJobs> {
+    const resolved = resolveRunInputs(workflow.inputs, given);
+    const inputs = { ...resolved.values };
+    // The run fans out over the resources its resource selector inputs select, each once.
+    const fanOut = new Map<string, RunResource>();
+    for (const selector of resolved.selectors) {
+      const selected = await this.select(workspaceId, selector);
+      inputs[selector.key] = selected;
+      if (selector.entityType === 'resource')
+        for (const resource of selected) fanOut.set(resource.id, resource);
+    }
+    const selectsResources = resolved.selectors.some((selector) => selector.entityType === 'resource');
+    const resources = selectsResources ? [...fanOut.values()] : null;
+    const runId = newId();
+    const workflowBox = this.secrets.forRecord(workspaceId, 'workflow', workflow.id);
+    const plans = planWorkflowRun({
+      workflow: { id: workflow.id, name: workflow.name, slug: workflow.slug },
+      runId,
+      entries: workflow.jobAgents.map((entry) => ({
+        ...entry,
+        config: openConfig(workflowBox, entry.config),
+      })),
+      inputs,
+      resources,
+      agents: await this.runAgents(workspaceId),
+    });
+    const box = jobSecrets(this.secrets, { workspaceId, workflowRunId: runId });
+    return this.em.transactional(async (tx) => {
+      const run = tx.create(WorkflowRunSchema, {
+        id: runId,
+        workspaceId,
+        workflowId: workflow.id,
+        inputs: resolved.values,
+        status: plans.length === 0 ? 'succeeded' : 'running',
+        ...(plans.length === 0 ? { completedAt: new Date() } : {}),
+      });
+      // The run is written first: the jobs refer to it, and no entity relation tells the ORM so.
+      await tx.flush();
+      const jobs = plans.map((plan) => {
+        const jobId = newId();
+        return tx.create(JobSchema, {
+          id: jobId,
+          workspaceId,
+          workflowRunId: runId,
+          resourceId: plan.resource?.id ?? null,
+          jobAgentId: plan.agent.id,
+          agentType: plan.agent.type,
+          agentEntry: plan.entry,
+          attempt: 1,
+          status: createdJobStatus(plan.agent.type),
+          jobAgentConfig: Object.fromEntries(
+            Object.entries(plan.config).map(([key, value]) => [
+              key,
+              SENSITIVE_CONFIG_KEYS.has(key) ? sealedValue(box, value) : value,
+            ]),
+          ),
+          dispatchContext: { ...plan.context, job: { id: jobId } },
+        });
+      });
+      await tx.flush();
+      if (plans.length > 0)
+        await enqueueOrchestration(tx, {
+          kind: 'workflowRun.start',
+          workspaceId,
+          workflowId: workflow.id,
+          runId,
+        });
+      return { run, jobs };
+    });
+  }
+
+  /** The entities a selector input selects, as selectors and templates see them, with their ids. */
+  private async select(workspaceId: string, input: SelectorInput): Promise<RunResource[]> {
+    const page = { limit: MAX_SELECTED_ENTITIES + 1, offset: 0 };
+    let found: RunResource[];
+    if (input.entityType === 'resource') {
+      const matched = await listFiltered(
+        this.em,
+        ResourceSchema,
+        { workspaceId, deletedAt: null },
+        page,
+        (r) => selectorMatches('resource', input.expression, { resource: selectorContext.resource(r) }),
+      );
+      found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
+    } else if (input.entityType === 'environment') {
+      const matched = await listFiltered(this.em, EnvironmentSchema, { workspaceId }, page, (e) =>
+        selectorMatches('environment', input.expression, { environment: selectorContext.environment(e) }),
+      );
+      found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
+    } else {
+      const matched = await listFiltered(this.em, DeploymentSchema, { workspaceId }, page, (d) =>
+        selectorMatches('deployment', input.expression, { deployment: selectorContext.deployment(d) }),
+      );
+      found = matched.items.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
+    }
+    if (found.length > MAX_SELECTED_ENTITIES) {
+      throw new ValidationError(
+        `Input ${input.key} selects more than ${MAX_SELECTED_ENTITIES} ${input.entityType}s`,
+        [{ path: `body.inputs.${input.key}`, message: 'narrow the selector' }],
+      );
+    }
+    return found;
+  }
+
+  async runs(workspaceId: string, workflowId: string, page: PageRequest): Promise<Page<WorkflowRunWithJobs>> {
+    await this.get(workspaceId, workflowId);
+    const runs = await listPage(this.em, WorkflowRunSchema, { workspaceId, workflowId }, page, 'desc');
+    const jobs = await this.em.find(
+      JobSchema,
+      { workflowRunId: runs.items.map((run) => run.id) },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    return {
+      ...runs,
+      items: runs.items.map((run) => ({ run, jobs: jobs.filter((job) => job.workflowRunId === run.id) })),
+    };
+  }
+}

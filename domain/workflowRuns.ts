@@ -1,0 +1,287 @@
+import { ValidationError, type FieldIssue } from './errors';
+import { AGENT_OWNED_KEYS } from './jobAgents';
+import { isPushAgent, type JobAgentType } from './jobAgentTypes';
+import { isTerminalJobStatus, type JobStatus } from './jobStatus';
+import { deepMerge, type JsonObject } from './jobConfig';
+import { checkSelector, describeProblem, selectorMatches } from './selectors';
+import { fillTemplate, TemplateError } from './templates';
+
+/**
+ * Workflows (Ctrlplane's "workflows"): a named template of typed inputs and job agent entries. A run
+ * takes input values, fans out one job per matched resource (or one in all when the workflow selects
+ * no resources) for each entry whose CEL selector matches, and fills the entry's configuration from
+ * the inputs. Everything here is pure; db/stores/workflows.ts loads and writes.
+ */
+
+export type SelectorEntityType = 'resource' | 'environment' | 'deployment';
+
+export type WorkflowInputDeclaration =
+  | { key: string; type: 'string'; default?: string }
+  | { key: string; type: 'number'; default?: number }
+  | { key: string; type: 'boolean'; default?: boolean }
+  | { key: string; type: 'object'; default?: JsonObject }
+  | { key: string; type: 'array'; default?: JsonObject[] }
+  | { key: string; type: 'array'; selector: { entityType: SelectorEntityType; default?: string } };
+
+export interface WorkflowAgentEntry {
+  name: string;
+  /** The job agent's id or name, in the workflow's workspace. */
+  ref: string;
+  config: JsonObject;
+  /** CEL over `inputs` and, when the run fans out over resources, `resource`. */
+  selector: string;
+}
+
+/** Jobs one run may create: a larger fan-out is refused before anything is written. */
+export const MAX_RUN_JOBS = 1000;
+/** Entities a selector input may select. */
+export const MAX_SELECTED_ENTITIES = 1000;
+/** The run's input values, as JSON. */
+export const MAX_RUN_INPUT_BYTES = 64 * 1024;
+
+/** A selector input: its expression as given (or its default) and what it selects. */
+export interface SelectorInput {
+  key: string;
+  entityType: SelectorEntityType;
+  expression: string;
+}
+
+export interface ResolvedRunInputs {
+  /** Plain values, with defaults filled in; selector inputs hold their expression. */
+  values: JsonObject;
+  selectors: SelectorInput[];
+}
+
+const isSelectorInput = (
+  declaration: WorkflowInputDeclaration,
+): declaration is Extract<WorkflowInputDeclaration, { selector: unknown }> => 'selector' in declaration;
+
+const isPlainObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function typeProblem(declaration: WorkflowInputDeclaration, value: unknown): string | undefined {
+  switch (declaration.type) {
+    case 'string':
+      return typeof value === 'string' ? undefined : 'must be a string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be a boolean';
+    case 'object':
+      return isPlainObject(value) ? undefined : 'must be an object';
+    case 'array':
+      if (isSelectorInput(declaration)) {
+        if (typeof value !== 'string')
+          return `must be a CEL expression selecting ${declaration.selector.entityType}s`;
+        const problem = checkSelector(declaration.selector.entityType, value);
+        return problem ? `invalid CEL: ${describeProblem(problem)}` : undefined;
+      }
+      return Array.isArray(value) && value.every(isPlainObject) ? undefined : 'must be an array of objects';
+  }
+}
+
+/** Problems of a workflow's declarations themselves: duplicate keys, defaults of the wrong type. */
+export function checkInputDeclarations(declarations: readonly WorkflowInputDeclaration[]): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const seen = new Set<string>();
+  declarations.forEach((declaration, index) => {
+    if (seen.has(declaration.key))
+      issues.push({
+        path: `body.inputs[${index}].key`,
+        message: `input ${declaration.key} is declared twice`,
+      });
+    seen.add(declaration.key);
+    const fallback = isSelectorInput(declaration) ? declaration.selector.default : declaration.default;
+    const problem = fallback === undefined ? undefined : typeProblem(declaration, fallback);
+    if (problem) issues.push({ path: `body.inputs[${index}].default`, message: problem });
+  });
+  return issues;
+}
+
+/** The entry selectors of a workflow, checked as CEL over `inputs` and `resource`. */
+export function checkAgentSelectors(entries: readonly WorkflowAgentEntry[]): FieldIssue[] {
+  return entries.flatMap((entry, index) => {
+    const problem = checkSelector('workflowJob', entry.selector);
+    return problem
+      ? [{ path: `body.jobAgents[${index}].selector`, message: `invalid CEL: ${describeProblem(problem)}` }]
+      : [];
+  });
+}
+
+/**
+ * A run's input values checked against the workflow's declarations: each given value has its
+ * declared type, an undeclared key is refused, and a missing one takes its default or is refused.
+ */
+export function resolveRunInputs(
+  declarations: readonly WorkflowInputDeclaration[],
+  given: JsonObject,
+): ResolvedRunInputs {
+  const issues: FieldIssue[] = [];
+  if (JSON.stringify(given).length > MAX_RUN_INPUT_BYTES)
+    issues.push({ path: 'body.inputs', message: `must be at most ${MAX_RUN_INPUT_BYTES} bytes as JSON` });
+  const declared = new Map(declarations.map((declaration) => [declaration.key, declaration]));
+  for (const key of Object.keys(given)) {
+    if (!declared.has(key))
+      issues.push({ path: `body.inputs.${key}`, message: 'the workflow declares no such input' });
+  }
+  const values: JsonObject = {};
+  const selectors: SelectorInput[] = [];
+  for (const declaration of declarations) {
+    const path = `body.inputs.${declaration.key}`;
+    const fallback = isSelectorInput(declaration) ? declaration.selector.default : declaration.default;
+    const value = Object.hasOwn(given, declaration.key) ? given[declaration.key] : fallback;
+    if (value === undefined) {
+      issues.push({ path, message: 'required: the input has no default' });
+      continue;
+    }
+    const problem = typeProblem(declaration, value);
+    if (problem) {
+      issues.push({ path, message: problem });
+      continue;
+    }
+    values[declaration.key] = value;
+    if (isSelectorInput(declaration))
+      selectors.push({
+        key: declaration.key,
+        entityType: declaration.selector.entityType,
+        expression: value as string,
+      });
+  }
+  if (issues.length > 0) throw new ValidationError('The run inputs do not fit the workflow', issues);
+  return { values, selectors };
+}
+
+/** A job agent as a run needs it. */
+export interface RunAgent {
+  id: string;
+  name: string;
+  type: JobAgentType;
+  config: JsonObject;
+}
+
+/** A resource a run fans out over, as its selectors and templates see it. */
+export type RunResource = JsonObject & { id: string };
+
+export interface RunJobPlan {
+  agent: RunAgent;
+  entry: number;
+  resource: RunResource | null;
+  /** The agent's configuration under the entry's, filled from the run context; secrets not yet sealed. */
+  config: JsonObject;
+  /** What the job's templates and agents see: the workflow, the run, its inputs, the resource. */
+  context: JsonObject;
+}
+
+export interface RunPlanInput {
+  workflow: { id: string; name: string; slug: string };
+  runId: string;
+  entries: readonly WorkflowAgentEntry[];
+  /** Input values, each selector input's replaced by the entities it selected. */
+  inputs: JsonObject;
+  /** The resources the run fans out over: null when no input selects resources. */
+  resources: readonly RunResource[] | null;
+  agents: readonly RunAgent[];
+}
+
+/**
+ * The jobs of a run: for each resource (or once, when the workflow selects none), each entry whose
+ * selector matches. An entry naming an agent that no longer exists, a template naming a path the
+ * run does not have, or a fan-out beyond MAX_RUN_JOBS refuses the run, before anything is written.
+ */
+export function planWorkflowRun(input: RunPlanInput): RunJobPlan[] {
+  const targets: (RunResource | null)[] = input.resources ? [...input.resources] : [null];
+  const plans: RunJobPlan[] = [];
+  const issues: FieldIssue[] = [];
+  for (const resource of targets) {
+    const context: JsonObject = {
+      workflow: input.workflow,
+      run: { id: input.runId },
+      inputs: input.inputs,
+      ...(resource ? { resource } : {}),
+    };
+    input.entries.forEach((entry, index) => {
+      if (!selectorMatches('workflowJob', entry.selector, { inputs: input.inputs, resource: resource ?? {} }))
+        return;
+      const agent = input.agents.find(
+        (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
+      );
+      if (!agent) {
+        issues.push({ path: `jobAgents[${index}].ref`, message: `job agent ${entry.ref} no longer exists` });
+        return;
+      }
+      let filled: JsonObject;
+      try {
+        filled = fillTemplate(entry.config, context) as JsonObject;
+      } catch (error) {
+        if (!(error instanceof TemplateError)) throw error;
+        issues.push({ path: `jobAgents[${index}].config`, message: error.message });
+        return;
+      }
+      const config = deepMerge(agent.config, filled);
+      for (const key of AGENT_OWNED_KEYS[agent.type]) {
+        if (key in agent.config) config[key] = agent.config[key];
+        else delete config[key];
+      }
+      plans.push({ agent, entry: index, resource, config, context });
+    });
+  }
+  if (issues.length > 0)
+    throw new ValidationError(
+      'The workflow cannot run as it stands',
+      dedupe(issues),
+      'workflow_not_runnable',
+    );
+  if (plans.length > MAX_RUN_JOBS) {
+    throw new ValidationError(
+      `The run would create ${plans.length} jobs; at most ${MAX_RUN_JOBS} are allowed`,
+      [{ path: 'body.inputs', message: 'select fewer resources' }],
+      'run_too_large',
+    );
+  }
+  return plans;
+}
+
+function dedupe(issues: FieldIssue[]): FieldIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.path}\u0000${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export type WorkflowRunStatus = 'running' | 'succeeded' | 'failed';
+
+/** A run's jobs as its workflow looks at them. */
+export interface RunJobState {
+  id: string;
+  status: JobStatus;
+  agentType: JobAgentType | null;
+}
+
+export interface RunActions {
+  /** Pending jobs not dispatched yet by this workflow run. */
+  dispatch: string[];
+  /** Pushed jobs under way: followed (again, after a continue-as-new) until they end. */
+  follow: string[];
+  /** `running` until every job has ended; then whether every job succeeded. */
+  outcome: WorkflowRunStatus;
+}
+
+/**
+ * What a run's workflow does on a look. `handled` holds the jobs it dispatched already, so a
+ * repeated look does nothing twice. A run has ended once every job has; it succeeded if every job did.
+ */
+export function runActions(jobs: readonly RunJobState[], handled: ReadonlySet<string>): RunActions {
+  const ended = jobs.every((job) => isTerminalJobStatus(job.status));
+  return {
+    dispatch: jobs.filter((job) => job.status === 'pending' && !handled.has(job.id)).map((job) => job.id),
+    follow: jobs
+      .filter(
+        (job) => isPushAgent(job.agentType) && job.status !== 'pending' && !isTerminalJobStatus(job.status),
+      )
+      .map((job) => job.id),
+    outcome: !ended ? 'running' : jobs.every((job) => job.status === 'successful') ? 'succeeded' : 'failed',
+  };
+}

@@ -1,0 +1,225 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { eventually } from '../../helpers/eventually';
+import { recordsApi } from '../../helpers/orchestration';
+import { createOtherWorkspace } from '../../helpers/records';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+interface WorkflowRun {
+  id: string;
+  workflowId: string;
+  inputs: Record<string, unknown>;
+  status: string;
+  jobs: { jobId: string; jobAgentId: string; resourceId: string | null; status: string }[];
+}
+
+/** Issue 14: Ctrlplane's workflows: CRUD by id and slug, runs that fan out jobs routed by selector. */
+describe('workflows', () => {
+  let stack: TestStack;
+  let api: ReturnType<typeof recordsApi>;
+  let runner: string;
+  let puller: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    api = recordsApi(stack);
+    runner = await api.agent('wf-runner', 'test-runner', { status: 'successful', delaySeconds: 0 });
+    puller = await api.agent('wf-puller', 'http-pull');
+    await api.resource('wf-db-1', 'Database', { tier: 'gold' });
+    await api.resource('wf-db-2', 'Database', { tier: 'silver' });
+    await api.resource('wf-web-1', 'Server', { tier: 'gold' });
+  });
+  afterAll(() => stack.close());
+
+  const count = async (table: string) =>
+    (
+      await (stack.orm.em.fork() as EntityManager).execute<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM ${table} WHERE workspace_id = ?`,
+        [stack.workspaceId],
+      )
+    )[0]!.n;
+
+  const backup = (name: string, extra: object = {}) => ({
+    name,
+    inputs: [
+      {
+        key: 'targets',
+        type: 'array',
+        selector: { entityType: 'resource', default: 'resource.kind == "Database"' },
+      },
+      { key: 'reason', type: 'string' },
+      { key: 'dryRun', type: 'boolean', default: false },
+    ],
+    jobAgents: [
+      {
+        name: 'run',
+        ref: 'wf-runner',
+        config: { message: 'backup {{ resource.name }} because {{ inputs.reason }}' },
+        selector: 'resource.metadata["tier"] == "gold" || inputs.dryRun',
+      },
+      { name: 'collect', ref: puller, config: { token: 's3cr3t' }, selector: 'inputs.dryRun' },
+    ],
+    ...extra,
+  });
+
+  it('creates, reads by id and slug, lists, replaces and deletes a workflow', async () => {
+    const created = await api.send('post', '/workflows', backup('Nightly backup'), [201]);
+    expect(created).toMatchObject({ name: 'Nightly backup', slug: 'nightly-backup' });
+    expect(created.jobAgents[1].config.token).toEqual({ sensitive: true });
+    expect(await api.get(`/workflows/${created.id}`)).toMatchObject({ id: created.id });
+    expect(await api.get('/workflows/slug/nightly-backup')).toMatchObject({ id: created.id });
+    const page = await api.get<{ items: { id: string }[]; total: number }>('/workflows');
+    expect(page.items.map((item) => item.id)).toContain(created.id);
+
+    const clash = await stack.http
+      .post(`${api.ws}/workflows`)
+      .set(stack.auth)
+      .send(backup('Other', { slug: 'nightly-backup' }));
+    expect(clash.status).toBe(409);
+    expect(clash.body.code).toBe('duplicate_slug');
+
+    const replaced = await api.send(
+      'put',
+      `/workflows/${created.id}`,
+      { ...backup('Nightly backup v2'), slug: 'nightly-backup' },
+      [202],
+    );
+    expect(replaced).toMatchObject({ id: created.id, name: 'Nightly backup v2', slug: 'nightly-backup' });
+
+    const removed = await stack.http.delete(`${api.ws}/workflows/${created.id}`).set(stack.auth);
+    expect(removed.status).toBe(202);
+    expect((await stack.http.get(`${api.ws}/workflows/${created.id}`).set(stack.auth)).status).toBe(404);
+  });
+
+  it('refuses invalid workflows and writes nothing', async () => {
+    const before = await count('workflow');
+    const bad = [
+      backup('Bad ref', { jobAgents: [{ name: 'x', ref: 'no-such-agent', config: {}, selector: 'true' }] }),
+      backup('Bad CEL', { jobAgents: [{ name: 'x', ref: runner, config: {}, selector: 'inputs.' }] }),
+      backup('Bad default', { inputs: [{ key: 'n', type: 'number', default: 'ten' }] }),
+      backup('Twice', {
+        inputs: [
+          { key: 'a', type: 'string' },
+          { key: 'a', type: 'number' },
+        ],
+      }),
+    ];
+    for (const body of bad) {
+      const res = await stack.http.post(`${api.ws}/workflows`).set(stack.auth).send(body);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/problem\+json/);
+    }
+    expect(await count('workflow')).toBe(before);
+  });
+
+  it('runs: one job per selected resource whose entry matches, ended by the agents, the run succeeding', async () => {
+    const workflow = await api.send('post', '/workflows', backup('Backup run'), [201]);
+    const run = (await api.send(
+      'post',
+      `/workflows/${workflow.id}/runs`,
+      { inputs: { reason: 'audit' } },
+      [201],
+    )) as WorkflowRun;
+    expect(run).toMatchObject({ workflowId: workflow.id, inputs: { reason: 'audit', dryRun: false } });
+    // Databases are selected by the default; only the gold one matches the runner's entry.
+    expect(run.jobs).toHaveLength(1);
+    expect(run.jobs[0]).toMatchObject({ jobAgentId: runner });
+    const { job } = await api.get<{
+      job: { releaseId: null; workflowRunId: string; jobAgentConfig: Record<string, unknown> };
+    }>(`/jobs/${run.jobs[0]!.jobId}`);
+    expect(job).toMatchObject({ releaseId: null, workflowRunId: run.id });
+    expect(job.jobAgentConfig.message).toBe('backup wf-db-1 because audit');
+
+    const finished = await eventually(
+      async () => {
+        const runs = await api.get<{ items: WorkflowRun[] }>(`/workflows/${workflow.id}/runs`);
+        const found = runs.items.find((item) => item.id === run.id);
+        return found?.status === 'succeeded' ? found : undefined;
+      },
+      { what: 'the run to succeed', timeoutMs: 30_000 },
+    );
+    expect(finished.jobs[0]!.status).toBe('successful');
+  });
+
+  it('runs by slug with a dry run: pull agents claim and report their jobs, secrets open only to them', async () => {
+    await api.send('post', '/workflows', backup('Dry backup', { slug: 'dry-backup' }), [201]);
+    const run = (await api.send(
+      'post',
+      '/workflows/slug/dry-backup/runs',
+      { inputs: { reason: 'drill', dryRun: true, targets: 'resource.name == "wf-db-2"' } },
+      [201],
+    )) as WorkflowRun;
+    expect(run.jobs.map((job) => job.jobAgentId).sort()).toEqual([runner, puller].sort());
+    const pulled = run.jobs.find((job) => job.jobAgentId === puller)!;
+    expect(pulled.status).toBe('queued');
+
+    const poll = await api.get<{
+      items: { id: string; workflowRunId: string; resource: { identifier: string } }[];
+    }>(`/job-agents/${puller}/jobs`);
+    expect(poll.items).toContainEqual(
+      expect.objectContaining({
+        id: pulled.jobId,
+        workflowRunId: run.id,
+        resource: expect.objectContaining({ identifier: 'wf-db-2' }),
+      }),
+    );
+    const claimed = await stack.http
+      .post(`${api.ws}/job-agents/${puller}/jobs/${pulled.jobId}/claim`)
+      .set(stack.auth);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.jobAgentConfig.token).toBe('s3cr3t');
+    await api.report(pulled.jobId, 'failure', 'bucket missing');
+
+    const finished = await eventually(
+      async () => {
+        const runs = await api
+          .get<{ items: WorkflowRun[] }>(`/workflows/slug/dry-backup`)
+          .then((w) =>
+            api.get<{ items: WorkflowRun[] }>(`/workflows/${(w as unknown as { id: string }).id}/runs`),
+          );
+        const found = runs.items.find((item) => item.id === run.id);
+        return found?.status === 'failed' ? found : undefined;
+      },
+      { what: 'the run to fail', timeoutMs: 30_000 },
+    );
+    expect(finished.jobs.find((job) => job.jobId === pulled.jobId)!.status).toBe('failure');
+    const withRelease = await stack.http.get(`${api.ws}/jobs/${pulled.jobId}/with-release`).set(stack.auth);
+    expect(withRelease.status).toBe(404);
+  });
+
+  it('refuses runs whose inputs do not fit, and writes nothing', async () => {
+    const workflow = await api.send('post', '/workflows', backup('Strict inputs'), [201]);
+    const runsBefore = await count('workflow_run');
+    const jobsBefore = await count('job');
+    for (const inputs of [
+      {},
+      { reason: 7 },
+      { reason: 'x', extra: true },
+      { reason: 'x', targets: 'resource.nope ==' },
+    ]) {
+      const res = await stack.http
+        .post(`${api.ws}/workflows/${workflow.id}/runs`)
+        .set(stack.auth)
+        .send({ inputs });
+      expect(res.status).toBe(400);
+    }
+    expect(await count('workflow_run')).toBe(runsBefore);
+    expect(await count('job')).toBe(jobsBefore);
+  });
+
+  it('keeps workspaces apart: another workspace’s workflow is not found', async () => {
+    const workflow = await api.send('post', '/workflows', backup('Private'), [201]);
+    const other = await createOtherWorkspace(stack, 'wf-other');
+    const otherWs = `/v1/workspaces/${other.id}`;
+    const key = other.auth;
+    expect((await stack.http.get(`${otherWs}/workflows/${workflow.id}`).set(key)).status).toBe(404);
+    expect(
+      (await stack.http.post(`${otherWs}/workflows/${workflow.id}/runs`).set(key).send({ inputs: {} }))
+        .status,
+    ).toBe(404);
+    const refToOurs = await stack.http
+      .post(`${otherWs}/workflows`)
+      .set(key)
+      .send({ name: 'Steal', jobAgents: [{ name: 'x', ref: runner, config: {}, selector: 'true' }] });
+    expect(refToOurs.status).toBe(400);
+  });
+});

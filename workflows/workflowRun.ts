@@ -1,0 +1,60 @@
+import {
+  condition,
+  continueAsNew,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { historyIsFull } from '../domain/releaseProgress';
+import { runActions, type WorkflowRunStatus } from '../domain/workflowRuns';
+import { wakeSignal } from './definitions';
+import { JobDriver } from './jobDriver';
+
+const steps = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** Without a wake, a run looks again this often: a lost wake never strands it. */
+const IDLE_WAIT_MS = 10 * 60_000;
+const HISTORY_LIMIT = 2_000;
+
+export interface WorkflowRunInput {
+  runId: string;
+  historyLimit?: number;
+}
+
+/**
+ * `workflow-run/<runId>`: one run of a workflow, like a release's jobs without its gates. It
+ * dispatches each of the run's jobs through its agent type (pull agents' jobs are queued already),
+ * follows pushed ones, and ends the run once every job has ended: succeeded if every job did.
+ * Each job that ends wakes it (db/jobMoves/change.ts); the database is the truth.
+ */
+export async function workflowRunWorkflow(
+  input: WorkflowRunInput,
+): Promise<{ status: WorkflowRunStatus | 'gone' }> {
+  let woken = false;
+  const jobs = new JobDriver(() => {
+    woken = true;
+  });
+  setHandler(wakeSignal, () => {
+    woken = true;
+  });
+  for (;;) {
+    woken = false;
+    const run = await steps.workflowRunJobs(input.runId);
+    if (!run) return { status: 'gone' };
+    if (run.status !== 'running') return { status: run.status };
+    const actions = runActions(run.jobs, jobs.handled);
+    for (const jobId of actions.follow) jobs.startFollowing(jobId);
+    for (const jobId of actions.dispatch) await jobs.dispatch(jobId);
+    if (actions.outcome !== 'running') {
+      await steps.finishWorkflowRun(input.runId, actions.outcome);
+      return { status: actions.outcome };
+    }
+    await condition(() => woken, IDLE_WAIT_MS);
+    if (jobs.background.size === 0 && historyIsFull(workflowInfo(), input.historyLimit ?? HISTORY_LIMIT))
+      return continueAsNew<typeof workflowRunWorkflow>(input);
+  }
+}
