@@ -1,5 +1,6 @@
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
+import type { RegoEngine } from '../domain/planValidation';
 import { useEgressPolicy, type EgressPolicy } from './egress';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
@@ -10,6 +11,8 @@ export interface ActivityDeps {
   orm: Database;
   secrets: SecretBox;
   egress: EgressPolicy;
+  /** Evaluates `planValidationOpa` rules on releases' plans (cli/opa.ts). */
+  rego: RegoEngine;
 }
 
 /** Every activity the worker registers, built from the dependencies they share. */

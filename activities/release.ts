@@ -9,6 +9,8 @@ import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
+import type { PlanVerdict, RegoEngine } from '../domain/planValidation';
+import { releasePlanInput } from '../db/releasePlan';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule } from '../domain/policies';
@@ -29,6 +31,7 @@ import {
 export interface ReleaseActivityDeps {
   orm: Database;
   secrets: SecretBox;
+  rego: RegoEngine;
 }
 
 /** The outcome of one measurement of a verification metric. */
@@ -86,12 +89,30 @@ async function measure(provider: HttpProvider): Promise<MetricResponse> {
  * The database steps of a release's life. Each is idempotent, since Temporal retries an activity
  * whose worker died: running one twice leaves the same rows as running it once.
  */
-export function createReleaseActivities({ orm, secrets }: ReleaseActivityDeps) {
+export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
 
   return {
+    /** The release's facts; with a `planValidationOpa` rule, its verdicts on the release's plan. */
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
-      return loadRelease(fork(), releaseId);
+      const loaded = await loadRelease(fork(), releaseId);
+      if (!loaded || loaded.phase !== 'pending') return loaded;
+      const rules = loaded.facts.policies.flatMap((policy) =>
+        policy.rules.flatMap((rule) =>
+          rule.planValidationOpa ? [{ id: rule.id, ...rule.planValidationOpa }] : [],
+        ),
+      );
+      if (rules.length === 0) return loaded;
+      const input = await releasePlanInput(fork(), secrets, releaseId);
+      const planValidation: Record<string, PlanVerdict> = {};
+      for (const rule of rules) {
+        try {
+          planValidation[rule.id] = { denials: await rego.deny(rule.rego, input) };
+        } catch (error) {
+          planValidation[rule.id] = { error: (error as Error).message };
+        }
+      }
+      return { ...loaded, facts: { ...loaded.facts, planValidation } };
     },
 
     /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */

@@ -37,6 +37,7 @@ import { variableRoutes } from './routes/variables';
 import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
+import type { RegoEngine } from '../domain/planValidation';
 
 export interface AppDeps {
   orm: Database;
@@ -52,6 +53,8 @@ export interface AppDeps {
   metrics?: { token?: string; ownListener?: boolean };
   version: string;
   transport: TransportPolicy;
+  /** Checks the Rego of `planValidationOpa` policy rules when they are written (cli/opa.ts). */
+  rego: RegoEngine;
   /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
   decorateStores?: (stores: Stores) => Stores;
 }
@@ -134,7 +137,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   app.use(metrics.middleware);
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
-    const stores = createStores(deps.orm, deps.secrets);
+    const stores = createStores(deps.orm, deps.secrets, deps.rego);
     ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
     await next();
   });

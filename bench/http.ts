@@ -1,3 +1,4 @@
+import { findOpa, OpaEngine } from '../cli/opa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createApp } from '../api/app';
@@ -29,12 +30,14 @@ export async function run(): Promise<Record<string, unknown>> {
     bodyLimit: '1mb',
     version: 'bench',
     transport: { trustedProxies: [], allowInsecurePull: false },
+    rego: new OpaEngine(findOpa()),
     readiness: { postgres: () => pingDatabase(env.orm) },
   });
   const server = await listen(app, '127.0.0.1', 0);
   const worker = await startWorkerRuntime({
     orm: env.orm,
     secrets,
+    rego: new OpaEngine(findOpa()),
     databaseUrl: env.databaseUrl,
     temporal: { address: env.temporalAddress, namespace: 'default', taskQueue: 'bench-http' },
     logger: env.logger,

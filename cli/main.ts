@@ -18,6 +18,7 @@ import {
   type TemporalServerCommandOptions,
 } from './commands/temporalServer';
 import { ConfigError, loadConfig, type Config } from './config';
+import { ensureOpa } from './opa';
 import { ensureTemporalCli, temporalCliVersion } from './temporalCli';
 import { ensureTemporalServer } from './temporalFull';
 import { flightdeckVersion } from './version';
@@ -160,6 +161,20 @@ program
   .option('--ca <file>', 'a CA certificate to trust (a self-signed server)')
   .action(async (options: ApplyCommandOptions) => {
     process.exitCode = await applyCommand(options);
+  });
+
+program
+  .command('opa')
+  .description('Open Policy Agent, for plan validation policy rules')
+  .command('ensure')
+  .description('Find `opa`, building it from Go modules into the user cache if needed; print its path')
+  .action(async () => {
+    try {
+      process.stdout.write(`${await ensureOpa()}\n`);
+    } catch (error) {
+      process.stderr.write(`flightdeck: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+    }
   });
 
 const temporal = program

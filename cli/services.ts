@@ -1,3 +1,4 @@
+import { findOpa, OpaEngine } from './opa';
 import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -10,6 +11,14 @@ import type { WorkflowSpans } from '../worker/tracing';
 import type { Config } from './config';
 import { storesWithFaults } from './faults';
 import { flightdeckVersion } from './version';
+
+let engine: OpaEngine | undefined;
+
+/** The process's Rego engine: the `opa` binary found now (FLIGHTDECK_OPA_PATH, the cache, PATH), if any. */
+function regoEngine(): OpaEngine {
+  engine ??= new OpaEngine(findOpa());
+  return engine;
+}
 
 export interface ApiService {
   url: string;
@@ -41,6 +50,7 @@ export async function startApiService(options: {
     adminToken: config.api.adminToken,
     metrics: { token: config.api.metrics.token, ownListener: config.api.metrics.port !== undefined },
     transport: config.api.transport,
+    rego: regoEngine(),
     decorateStores: storesWithFaults(config.api.faults),
     version: flightdeckVersion(),
     readiness: {
@@ -94,6 +104,7 @@ export function startWorkerService(options: {
     orm: options.orm,
     secrets: options.secrets,
     egress: config.egress,
+    rego: regoEngine(),
     databaseUrl: options.databaseUrl,
     temporal: {
       address: options.temporalAddress,

@@ -64,3 +64,8 @@ export class ConflictError extends FlightdeckError {
     this.code = code;
   }
 }
+
+/** A capability the request needs is not available on this server now (503); nothing was changed. */
+export class UnavailableError extends FlightdeckError {
+  readonly code = 'unavailable';
+}

@@ -11,6 +11,7 @@ import {
   type VersionFields,
 } from './selectors';
 import { windowState } from './windows';
+import type { PlanVerdict } from './planValidation';
 
 /**
  * Policy gates of a release (DESIGN §5): every rule of every enabled policy whose selector matches
@@ -121,6 +122,12 @@ export interface ReleaseFacts {
   versionDependencies?: DependencyFact[];
   /** This target's place in the version's rollout to this environment (read only when a gradual rollout applies). */
   rollout: { position: number; total: number; startedAt: string };
+  /**
+   * Each `planValidationOpa` rule's verdict on the release's plan, by rule id: evaluated by the
+   * release's workflow when it loads its facts (absent in a fan-out's batch, which then leaves the
+   * release to its workflow).
+   */
+  planValidation?: Record<string, PlanVerdict>;
 }
 
 const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
@@ -338,6 +345,38 @@ function gradualRolloutRules(facts: ReleaseFacts, now: number): RuleEvaluation[]
   });
 }
 
+/** An OPA engine that failed (not installed, timed out) is tried again this much later. */
+const PLAN_VALIDATION_RETRY_MS = 60_000;
+/** Deny messages quoted in a reason, at most. */
+const QUOTED_DENIALS = 5;
+
+function planValidationRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
+  return rulesOf(facts, 'planValidationOpa').map(({ policyId, ruleId, spec }) => {
+    const base = { kind: 'planValidationOpa' as const, policyId, ruleId };
+    const verdict = facts.planValidation?.[ruleId];
+    if (!verdict)
+      return { ...base, state: 'waiting' as const, reason: `plan validation ${spec.name} has not run yet` };
+    if ('error' in verdict) {
+      return {
+        ...base,
+        state: 'waiting' as const,
+        reason: `plan validation ${spec.name} could not run: ${verdict.error}`,
+        nextEvaluationAt: iso(now + PLAN_VALIDATION_RETRY_MS),
+      };
+    }
+    if (verdict.denials.length === 0)
+      return { ...base, state: 'passed' as const, reason: `plan validation ${spec.name} passed` };
+    const quoted = verdict.denials.slice(0, QUOTED_DENIALS).join('; ');
+    const more =
+      verdict.denials.length > QUOTED_DENIALS ? ` (and ${verdict.denials.length - QUOTED_DENIALS} more)` : '';
+    return {
+      ...base,
+      state: 'blocked' as const,
+      reason: `plan validation ${spec.name} denies: ${quoted}${more}`,
+    };
+  });
+}
+
 /** Every policy rule's evaluation, and the version's dependencies': what a version must pass on the target. */
 export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
   const now = nowDate.getTime();
@@ -357,6 +396,7 @@ export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleE
     ...windowRules(facts, nowDate),
     ...cooldownRules(facts, now),
     ...gradualRolloutRules(facts, now),
+    ...planValidationRules(facts, now),
   ];
 }
 

@@ -3,6 +3,7 @@ import { celExpression } from './celSchema';
 import { JOB_STATUSES } from './jobStatus';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
+import { MAX_REGO_LENGTH, regoPackage } from './planValidation';
 
 /**
  * Policy rules (Ctrlplane's rule kinds). Each rule object carries exactly one kind. This module
@@ -224,6 +225,20 @@ export const VerificationRule = z.strictObject({
  */
 export const DeploymentDependencyRule = z.strictObject({ dependsOn: celExpression('dependency') });
 
+/**
+ * Ctrlplane's OPA plan validation (domain/planValidation.ts): a Rego v1 policy with a `deny` set,
+ * evaluated on the release's plan; compiled when the policy is written.
+ */
+export const PlanValidationOpaRule = z.strictObject({
+  name: z.string().min(1).max(200),
+  description: z.string().max(4000).optional(),
+  rego: z
+    .string()
+    .min(1)
+    .max(MAX_REGO_LENGTH)
+    .refine((source) => regoPackage(source) !== undefined, 'declares no package (e.g. `package main`)'),
+});
+
 export const RULE_KINDS = {
   anyApproval: AnyApprovalRule,
   environmentProgression: EnvironmentProgressionRule,
@@ -234,6 +249,7 @@ export const RULE_KINDS = {
   gradualRollout: GradualRolloutRule,
   verification: VerificationRule,
   deploymentDependency: DeploymentDependencyRule,
+  planValidationOpa: PlanValidationOpaRule,
 } as const;
 
 export type RuleKind = keyof typeof RULE_KINDS;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Ctrlplane's real CLI, ctrlc, against a running Flightdeck: `apply -f` of a Resource document
 # and of a multi-document file (directly, then through a resource provider), `api get
-# release-targets -f` (the preview), `api upsert version` and `api get resources`. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli).
+# release-targets -f` (the preview), `api upsert version`, `api plan version` (a deployment plan) and
+# `api get resources`. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli).
 #
 #   npm start                                      # in another terminal, or any running Flightdeck
 #   CTRLC_SOURCE=/path/to/ctrlplanedev-cli scripts/ctrlc-check.sh
@@ -90,6 +91,7 @@ run apply -f "$work/multi.yaml"
 run apply -f "$work/multi.yaml" --provider "ctrlc-check-$suffix"
 run api get release-targets -f "$work/resource.yaml"
 run api upsert version --workspace "$workspace" --deployment "$deployment" --tag "v$suffix"
+run api plan version --workspace "$workspace" --deployment "$deployment" --tag "v$suffix-next"
 run api get resources
 echo
 echo "== every command succeeded"

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { startGuardian } from '../cli/embedded/guardian';
 import { startTemporalDevServer } from '../cli/embedded/temporalServer';
 import { freePort } from '../cli/embedded/processes';
+import { ensureOpa } from '../cli/opa';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase } from '../db/database';
 import { bundleWorkflows } from '../worker/workflowSource';
@@ -21,6 +22,8 @@ export default async function globalSetup(): Promise<void> {
   const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
 
   const cli = await ensureTemporalCli(log);
+  // Stacks find it in the cache (test/helpers/stack.ts).
+  await ensureOpa(log);
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const templateDatabase = `flightdeck_test_${runId}_template`;
 

@@ -6,6 +6,7 @@ import { DEFAULT_EGRESS_POLICY, type EgressPolicy } from '../activities/egress';
 import { activityHeartbeats } from './activityHeartbeats';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
+import type { RegoEngine } from '../domain/planValidation';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
@@ -23,6 +24,8 @@ export interface WorkerRuntimeOptions {
   secrets: SecretBox;
   /** Where activities may send requests on a caller's behalf; default: public addresses only. */
   egress?: EgressPolicy;
+  /** Evaluates `planValidationOpa` rules (cli/opa.ts). */
+  rego: RegoEngine;
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   /** How much memory the worker's workflow cache may take (see worker/tuning.ts). */
@@ -76,6 +79,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       orm: options.orm,
       secrets: options.secrets,
       egress: options.egress ?? DEFAULT_EGRESS_POLICY,
+      rego: options.rego,
     }),
     interceptors: {
       activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],

@@ -5,6 +5,7 @@ import {
   ForbiddenError,
   NotFoundError,
   UnauthenticatedError,
+  UnavailableError,
   ValidationError,
   type FieldIssue,
 } from '../../domain/errors';
@@ -35,6 +36,7 @@ const STATUS_OF = new Map<abstract new (...args: never[]) => FlightdeckError, nu
   [ForbiddenError, 403],
   [NotFoundError, 404],
   [ConflictError, 409],
+  [UnavailableError, 503],
 ]);
 
 const TITLES: Record<number, string> = {

@@ -4,7 +4,7 @@ import { selectorContext } from '../../domain/selectors';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from '../schemas/deployment';
-import { DeploymentDetailSchema } from '../schemas/deploymentDetail';
+import { DeploymentDetailSchema, DeploymentListItemSchema } from '../schemas/deploymentDetail';
 import { toSystem } from '../schemas/system';
 import { toVariableWithValues } from '../schemas/variable';
 import { z } from '../schemas/zod';
@@ -15,18 +15,22 @@ export async function present(stores: Stores, deployments: Deployment[]) {
   return deployments.map((deployment) => toDeployment(deployment, systems.get(deployment.id) ?? []));
 }
 
+/** Deployments with Ctrlplane's `deployment` and `systems` beside their fields (a list's items). */
+async function withSystems(stores: Stores, deployments: Deployment[]) {
+  const shown = await present(stores, deployments);
+  const systems = await stores.systems.byIds(shown.flatMap((deployment) => deployment.systemIds));
+  return shown.map((deployment) => ({
+    ...deployment,
+    deployment,
+    systems: deployment.systemIds.map((systemId) => toSystem(systems.get(systemId)!)),
+  }));
+}
+
 /** A deployment by id, with Ctrlplane's `deployment`, `systems` and `variables` beside its fields. */
 async function detail(stores: Stores, workspaceId: string, id: string) {
-  const deployment = await stores.deployments.get(workspaceId, id);
-  const [shown] = await present(stores, [deployment]);
-  const systems = await stores.systems.byIds(shown!.systemIds);
+  const [shown] = await withSystems(stores, [await stores.deployments.get(workspaceId, id)]);
   const variables = await stores.variables.listVariables(workspaceId, id, { limit: 1000, offset: 0 });
-  return {
-    ...shown!,
-    deployment: shown!,
-    systems: shown!.systemIds.map((systemId) => toSystem(systems.get(systemId)!)),
-    variables: variables.items.map(toVariableWithValues),
-  };
+  return { ...shown!, variables: variables.items.map(toVariableWithValues) };
 }
 
 export const deploymentRoutes = [
@@ -44,6 +48,7 @@ export const deploymentRoutes = [
     store: (stores) => stores.deployments,
     present,
     detail: { schema: DeploymentDetailSchema, load: detail },
+    listItem: { schema: DeploymentListItemSchema, present: withSystems },
     filter: { scope: 'deployment', context: (d) => ({ deployment: selectorContext.deployment(d) }) },
   }),
   route({

@@ -46,6 +46,8 @@ export interface RecordRoutesSpec<R> {
   duplicate?: string;
   /** A GET of one record that shows more than the list does. */
   detail?: { schema: ZodType; load: (stores: Stores, workspaceId: string, id: string) => Promise<unknown> };
+  /** List items that show more than `present` does. */
+  listItem?: { schema: ZodType; present: (stores: Stores, records: R[]) => Promise<unknown[]> };
 }
 
 /**
@@ -71,7 +73,12 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
       auth: 'apiKey',
       params: WorkspaceParams,
       query: filter ? pageQuery().extend({ cel: celQuery(filter.scope) }) : pageQuery(),
-      responses: { 200: { description: `${spec.noun}s`, schema: pageOf(spec.schema, spec.pageName) } },
+      responses: {
+        200: {
+          description: `${spec.noun}s`,
+          schema: pageOf(spec.listItem?.schema ?? spec.schema, spec.pageName),
+        },
+      },
       async handle(ctx, { params, query }) {
         const cel = (query as { cel?: string }).cel;
         const matches =
@@ -79,7 +86,8 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
             ? (record: R) => selectorMatches(filter.scope, cel, filter.context(record))
             : undefined;
         const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
-        return { status: 200, body: { ...page, items: await spec.present(ctx.state.stores, page.items) } };
+        const presentItems = spec.listItem?.present ?? spec.present;
+        return { status: 200, body: { ...page, items: await presentItems(ctx.state.stores, page.items) } };
       },
     }),
     route({

@@ -13,3 +13,9 @@ export const DeploymentDetailSchema = DeploymentSchema.extend({
   systems: z.array(SystemSchema),
   variables: z.array(VariableWithValuesSchema),
 }).openapi('DeploymentWithVariablesAndSystems');
+
+/** A deployment in a list: its fields, and Ctrlplane's `DeploymentAndSystems` (`deployment`, `systems`) beside them. */
+export const DeploymentListItemSchema = DeploymentSchema.extend({
+  deployment: DeploymentSchema,
+  systems: z.array(SystemSchema),
+}).openapi('DeploymentAndSystems');

@@ -9,6 +9,7 @@ import { startTemporalDevServer } from '../embedded/temporalServer';
 import { createLogger } from '../logger';
 import { startApiService, startWorkerService, type ApiService } from '../services';
 import { acquireStartLock, clearRuntimeState, secretBoxFor, writeRuntimeState } from '../state';
+import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
 import { startTracing } from '../tracing';
 
@@ -56,6 +57,11 @@ export async function startCommand(config: Config): Promise<void> {
     });
     if (postgres.status === 'rejected') throw postgres.reason;
     if (temporal.status === 'rejected') throw temporal.reason;
+
+    // Plan validation rules need `opa`: found in the cache, or built once; without it they answer 503.
+    await ensureOpa(say).catch((error: unknown) =>
+      say(`Plan validation (OPA) is unavailable: ${(error as Error).message}`),
+    );
 
     const databaseUrl = config.database.url ?? postgres.value!.url;
     const temporalAddress = config.temporal.address ?? temporal.value!.address;

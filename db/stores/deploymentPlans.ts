@@ -1,20 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  planResult,
-  renderJobInputs,
-  summarize,
-  type PlanSummary,
-  type PlanTarget,
-} from '../../domain/deploymentPlans';
+import { summarize, type PlanSummary, type PlanTarget } from '../../domain/deploymentPlans';
 import { NotFoundError, ValidationError } from '../../domain/errors';
-import { planReleaseJobs } from '../../domain/jobPlan';
-import { REDACTED } from '../../domain/sensitive';
 import { DeploymentSchema } from '../entities';
 import { newId } from '../ids';
-import { loadPlanInputs, type ProposedVersion, type ReleaseRow } from '../jobCreation';
+import type { ProposedVersion, ReleaseRow } from '../jobCreation';
 import type { SecretBox } from '../secrets';
-import { redactTree } from '../sensitiveValues';
+import { planTargets, type PlanTargetRow } from '../targetPlans';
 import { findOwned } from './common';
 
 /** The targets one plan covers, at most: a plan is computed within its request. */
@@ -41,23 +32,6 @@ export interface DeploymentPlan {
   createdAt: string;
 }
 
-interface TargetRow {
-  resource_id: string;
-  environment_id: string;
-  resource_name: string;
-  environment_name: string;
-  current_release_id: string | null;
-}
-
-interface CurrentJob {
-  release_id: string;
-  agent_entry: number | null;
-  job_agent_config: Record<string, unknown>;
-  variables: Record<string, unknown> | null;
-}
-
-const hash = (text: string) => createHash('sha256').update(text).digest('hex');
-
 /**
  * Ctrlplane's deployment plans: the jobs a proposed version (not stored) would get on each of the
  * deployment's release targets, computed as job creation computes them but dispatching and storing
@@ -77,7 +51,7 @@ export class DeploymentPlanStore {
   ): Promise<DeploymentPlan> {
     return this.em.transactional(async (tx) => {
       await findOwned(tx, DeploymentSchema, workspaceId, deploymentId, 'deployment');
-      const targets = await tx.execute<TargetRow[]>(
+      const targets = await tx.execute<PlanTargetRow[]>(
         `SELECT t.resource_id, t.environment_id, r.name AS resource_name, e.name AS environment_name,
                 s.current_release_id
            FROM release_target t
@@ -117,43 +91,7 @@ export class DeploymentPlanStore {
         metadata: version.metadata ?? {},
         createdAt: now,
       };
-      const inputs = await loadPlanInputs(tx, this.secrets, releases, proposed);
-      const current = await this.currentJobs(tx, targets);
-      const tools = { newId, seal: () => REDACTED };
-      const planned: PlanTarget[] = targets.map((target, index) => {
-        const release = releases[index]!;
-        const results = planReleaseJobs(inputs.get(release.id)!, tools).map((job) => {
-          const was = target.current_release_id
-            ? current.get(`${target.current_release_id}/${job.agentEntry ?? 'none'}`)
-            : undefined;
-          const proposedText =
-            job.status === 'invalid_job_agent'
-              ? ''
-              : renderJobInputs({ config: job.config, variables: job.dispatchContext.variables });
-          const currentText = was
-            ? renderJobInputs({
-                config: redactTree(was.job_agent_config),
-                variables: redactTree(was.variables ?? {}),
-              })
-            : '';
-          const id = `${target.resource_id}-${target.environment_id}-${deploymentId}/${job.agentEntry ?? 'none'}`;
-          return planResult(
-            id,
-            currentText,
-            proposedText,
-            job.status === 'invalid_job_agent' ? job.message : null,
-            hash(proposedText),
-          );
-        });
-        return {
-          environmentId: target.environment_id,
-          environmentName: target.environment_name,
-          resourceId: target.resource_id,
-          resourceName: target.resource_name,
-          hasChanges: results.some((result) => result.hasChanges),
-          results,
-        };
-      });
+      const planned = await planTargets(tx, this.secrets, deploymentId, targets, releases, proposed);
       const plan: DeploymentPlan = {
         id: newId(),
         deploymentId,
@@ -181,22 +119,6 @@ export class DeploymentPlanStore {
       );
       return plan;
     });
-  }
-
-  /** The latest attempt's job of each agent entry of the targets' current releases. */
-  private async currentJobs(tx: EntityManager, targets: TargetRow[]): Promise<Map<string, CurrentJob>> {
-    const releaseIds = targets.flatMap((target) =>
-      target.current_release_id ? [target.current_release_id] : [],
-    );
-    if (releaseIds.length === 0) return new Map();
-    const rows = await tx.execute<CurrentJob[]>(
-      `SELECT DISTINCT ON (release_id, agent_entry) release_id, agent_entry, job_agent_config,
-              dispatch_context->'variables' AS variables
-         FROM job WHERE release_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)
-        ORDER BY release_id, agent_entry, attempt DESC, created_at DESC`,
-      [JSON.stringify(releaseIds)],
-    );
-    return new Map(rows.map((row) => [`${row.release_id}/${row.agent_entry ?? 'none'}`, row]));
   }
 
   async get(workspaceId: string, deploymentId: string, planId: string): Promise<DeploymentPlan> {

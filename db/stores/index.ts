@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../database';
+import type { RegoEngine } from '../../domain/planValidation';
 import type { SecretBox } from '../secrets';
 import { ApiKeyStore } from './apiKeys';
 import { DeploymentPlanStore } from './deploymentPlans';
@@ -52,7 +53,7 @@ export interface Stores {
   workflows: WorkflowStore;
 }
 
-export function createStores(orm: Database, secrets: SecretBox): Stores {
+export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine): Stores {
   const em = orm.em.fork() as EntityManager;
   return {
     workspaces: new WorkspaceStore(em),
@@ -69,7 +70,7 @@ export function createStores(orm: Database, secrets: SecretBox): Stores {
     jobAgents: new JobAgentStore(em, secrets),
     variables: new VariableStore(em, secrets),
     variableSets: new VariableSetStore(em, secrets),
-    policies: new PolicyStore(em, secrets),
+    policies: new PolicyStore(em, secrets, rego),
     releaseTargets: new ReleaseTargetStore(em),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),

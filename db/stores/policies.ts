@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../../domain/errors';
+import { NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { RegoEngine } from '../../domain/planValidation';
 import type { PolicyRuleInput } from '../../domain/policies';
 import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';
@@ -32,17 +33,30 @@ async function wakePendingReleases(em: EntityManager, workspaceId: string): Prom
   );
 }
 
+/** Each `planValidationOpa` rule's Rego compiled by the engine: a policy that does not compile is refused (400). */
+async function checkRegoRules(rego: RegoEngine, rules: readonly PolicyRuleInput[]): Promise<void> {
+  const issues: FieldIssue[] = [];
+  for (const [index, rule] of rules.entries()) {
+    if (!rule.planValidationOpa) continue;
+    const problem = await rego.check(rule.planValidationOpa.rego);
+    if (problem) issues.push({ path: `body.rules[${index}].planValidationOpa.rego`, message: problem });
+  }
+  if (issues.length > 0) throw new ValidationError('A plan validation policy is refused', issues);
+}
+
 export class PolicyStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
+    private readonly rego: RegoEngine,
   ) {}
 
   async create(workspaceId: string, input: PolicyInput): Promise<Policy> {
     return (await this.upsert(workspaceId, newId(), input)).record;
   }
 
-  upsert(workspaceId: string, id: string, input: PolicyInput): Promise<Upserted<Policy>> {
+  async upsert(workspaceId: string, id: string, input: PolicyInput): Promise<Upserted<Policy>> {
+    await checkRegoRules(this.rego, input.rules ?? []);
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {

@@ -1,3 +1,5 @@
+import { findOpa, OpaEngine } from '../../cli/opa';
+import type { RegoEngine } from '../../domain/planValidation';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -20,6 +22,8 @@ export interface TestStack {
   db: TestDatabase;
   orm: Database;
   secrets: SecretBox;
+  /** The Rego engine the API and the worker use. */
+  rego: RegoEngine;
   /** The key behind `secrets`, for worker processes the test starts. */
   secretKey: string;
   app: FlightdeckApp;
@@ -100,6 +104,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const workspace = await new WorkspaceStore(em).create({ name: 'Test workspace' });
   const issued = await new ApiKeyStore(em).create({ workspaceId: workspace.id, name: 'test' });
 
+  // globalSetup ensured the binary (cli/opa.ts).
+  const rego = new OpaEngine(findOpa());
   const secretKey = SecretBox.generateKey();
   const secrets = SecretBox.fromString(secretKey);
   const app = createApp({
@@ -111,6 +117,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     metrics: options.metrics,
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
+    rego,
     readiness: {
       postgres: () => pingDatabase(orm),
       temporal: async () => {
@@ -123,6 +130,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     db,
     orm,
     secrets,
+    rego,
     secretKey,
     app,
     http: supertest(app.app.callback()),
@@ -138,6 +146,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         secrets,
         // The fakes of remote services listen on loopback.
         egress: { allow: ['127.0.0.0/8', '::1'], deny: [] },
+        rego,
         databaseUrl: db.url,
         temporal: { address, namespace: 'default', taskQueue },
         logger,

@@ -103,6 +103,31 @@ describe('evaluateGates', () => {
     });
   });
 
+  it('gates on a planValidationOpa verdict: waits without one, retries after an engine failure, blocks on denials', () => {
+    const rule = [{ planValidationOpa: { name: 'no-rc', rego: 'package main' } }];
+    expect(evaluateGates(facts({}, rule), NOW)).toMatchObject({
+      decision: 'wait',
+      reason: 'plan validation no-rc has not run yet',
+    });
+    const failed = evaluateGates(
+      facts({ planValidation: { 'rule-0': { error: 'opa timed out' } } }, rule),
+      NOW,
+    );
+    expect(failed).toMatchObject({
+      decision: 'wait',
+      reason: 'plan validation no-rc could not run: opa timed out',
+      nextEvaluationAt: minutes(1),
+    });
+    const denials = Array.from({ length: 7 }, (_, n) => `m${n}`);
+    expect(evaluateGates(facts({ planValidation: { 'rule-0': { denials } } }, rule), NOW)).toMatchObject({
+      decision: 'blocked',
+      reason: 'plan validation no-rc denies: m0; m1; m2; m3; m4 (and 2 more)',
+    });
+    expect(evaluateGates(facts({ planValidation: { 'rule-0': { denials: [] } } }, rule), NOW).decision).toBe(
+      'proceed',
+    );
+  });
+
   it('waits for a dependency environment to succeed, then for the soak time', () => {
     const rule = [
       {

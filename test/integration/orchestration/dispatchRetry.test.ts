@@ -24,9 +24,11 @@ describe('a dispatch retried after it committed', () => {
     await api.version(deployment, '1.0.0');
     const [job] = await api.jobsSettleAt(1, '&status=in_progress', 'the dispatched job');
 
-    const retry = await createReleaseActivities({ orm: stack.orm, secrets: stack.secrets }).dispatchJob(
-      job!.id,
-    );
+    const retry = await createReleaseActivities({
+      orm: stack.orm,
+      secrets: stack.secrets,
+      rego: stack.rego,
+    }).dispatchJob(job!.id);
     expect(retry).toEqual({ kind: 'scheduled', afterSeconds: 600, status: 'successful', message: null });
     const [after] = await api.jobs();
     expect(after).toMatchObject({ id: job!.id, status: 'in_progress' });

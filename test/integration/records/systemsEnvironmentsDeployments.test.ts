@@ -881,7 +881,10 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .query({ cel: `deployment.id == "${deployment.id}"` })
         .set(stack.auth)
         .expect(200);
-      expect(listed.body.items).toEqual([fieldsOf(fetched.body)]);
+      // Each list item is Ctrlplane's DeploymentAndSystems too: the record as `deployment`, and its `systems`.
+      const { variables: _variables, ...withSystems } = fetched.body;
+      expect(listed.body.items).toEqual([withSystems]);
+      expect(listed.body.items[0].deployment).toEqual(fieldsOf(fetched.body));
     });
 
     it('deletes a deployment (202) with its versions', async () => {
