@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { apiRoutes } from '../../api/app';
+import { JobStatusInput } from '../../api/schemas/job';
 import operations from '../fixtures/ctrlplane-operations.json';
 
 /**
@@ -15,6 +16,22 @@ const UNSERVED: Record<string, string> = {};
 
 /** Operations served with another success status, each with why (SPEC.md or DESIGN.md decides). */
 const OTHER_STATUS: Record<string, { status: number; reason: string }> = {};
+
+/**
+ * Where the reference and SPEC.md (or a recorded decision) disagree, ours wins: each difference by
+ * the reference schema and property it is about, with what we do.
+ */
+const SPEC_WINS: Record<string, { schema: string; property?: string; ours: string }> = {
+  'an omitted resourceSelector': {
+    schema: 'CreateDeploymentRequest',
+    property: 'resourceSelector',
+    ours: 'SPEC.md ("Deployment"): when absent, any resource in the deployment’s environments may be targeted',
+  },
+  'job statuses on output': {
+    schema: 'JobStatus',
+    ours: 'snake_case (`in_progress`, `invalid_job_agent`), as decided; the reference’s camelCase is accepted on input',
+  },
+};
 
 interface Operation {
   operationId: string;
@@ -73,6 +90,24 @@ describe('Ctrlplane compatibility', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  (fs.existsSync(reference) ? it : it.skip)(
+    'lists each difference SPEC.md wins, about schemas the reference has',
+    () => {
+      const document = JSON.parse(fs.readFileSync(reference, 'utf8')) as {
+        components: { schemas: Record<string, { properties?: Record<string, unknown>; enum?: string[] }> };
+      };
+      for (const [difference, { schema, property }] of Object.entries(SPEC_WINS)) {
+        const declared = document.components.schemas[schema];
+        expect([difference, declared !== undefined]).toEqual([difference, true]);
+        if (property)
+          expect([difference, property in (declared!.properties ?? {})]).toEqual([difference, true]);
+      }
+      // The job status difference as it stands: camelCase in, snake_case out.
+      expect(document.components.schemas.JobStatus!.enum).toContain('inProgress');
+      expect(JobStatusInput.parse('inProgress')).toBe('in_progress');
+    },
+  );
 
   it('keeps its exclusion lists short and about operations that exist', () => {
     const ids = new Set((operations as Operation[]).map((operation) => operation.operationId));
