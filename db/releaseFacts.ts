@@ -120,13 +120,16 @@ export async function loadTargetVersionFacts(
   em: EntityManager,
   workspaceId: string,
   target: ReleaseTargetRef,
+  /** One version only, whatever its status (an explanation asks about any version). */
+  versionId?: string,
 ): Promise<Map<string, LoadedRelease>> {
   const rows = await em.execute<ReleaseRow[]>(
     `SELECT v.id, t.workspace_id, t.deployment_id, t.environment_id, t.resource_id, v.id AS version_id,
             'pending' AS phase, NULL AS redeploy_requested_at, NULL AS redeploy_override_reason, now() AS created_at,
             ${FACT_COLUMNS}, true AS target_exists, 0 AS last_attempt
        FROM release_target t
-       JOIN deployment_version v ON v.deployment_id = t.deployment_id AND v.status = 'ready'
+       JOIN deployment_version v ON v.deployment_id = t.deployment_id
+                                 AND (v.id = ?::uuid OR (?::uuid IS NULL AND v.status = 'ready'))
        JOIN deployment d ON d.id = t.deployment_id
        JOIN environment e ON e.id = t.environment_id
        JOIN resource r ON r.id = t.resource_id
@@ -134,18 +137,74 @@ export async function loadTargetVersionFacts(
          ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
        ${DEPLOYED_VERSION_JOIN('s', 'dv')}
       WHERE t.workspace_id = ? AND t.resource_id = ? AND t.environment_id = ? AND t.deployment_id = ?`,
-    [workspaceId, target.resourceId, target.environmentId, target.deploymentId],
+    [
+      versionId ?? null,
+      versionId ?? null,
+      workspaceId,
+      target.resourceId,
+      target.environmentId,
+      target.deploymentId,
+    ],
   );
   return loadFacts(em, rows);
 }
 
-/** Everything else the gates read, for rows of the release table or of would-be releases. */
-async function loadFacts(em: EntityManager, rows: ReleaseRow[]): Promise<Map<string, LoadedRelease>> {
+/**
+ * The facts a release of each deployment's newest ready version would have on each of the
+ * workspace's release targets under `policy` alone (a policy not saved: a dry run), keyed by the
+ * would-be release's id, with its target. Targets whose deployment has no ready version are left out.
+ */
+export async function loadDryRunFacts(
+  em: EntityManager,
+  workspaceId: string,
+  policy: MatchedPolicy & { selector: string },
+  targetLimit: number,
+): Promise<{ facts: Map<string, LoadedRelease>; targets: Map<string, ReleaseTargetRef>; matched: number }> {
+  const all = await em.execute<ReleaseRow[]>(
+    `SELECT gen_random_uuid() AS id, t.workspace_id, t.deployment_id, t.environment_id, t.resource_id,
+            v.id AS version_id, 'pending' AS phase, NULL AS redeploy_requested_at, NULL AS redeploy_override_reason,
+            now() AS created_at, ${FACT_COLUMNS}, true AS target_exists, 0 AS last_attempt
+       FROM release_target t
+       JOIN LATERAL (SELECT * FROM deployment_version x WHERE x.deployment_id = t.deployment_id AND x.status = 'ready'
+                      ORDER BY x.created_at DESC, x.id DESC LIMIT 1) v ON true
+       JOIN deployment d ON d.id = t.deployment_id
+       JOIN environment e ON e.id = t.environment_id
+       JOIN resource r ON r.id = t.resource_id
+       LEFT JOIN release_target_state s
+         ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
+       ${DEPLOYED_VERSION_JOIN('s', 'dv')}
+      WHERE t.workspace_id = ?
+      ORDER BY t.resource_id, t.environment_id, t.deployment_id`,
+    [workspaceId],
+  );
+  const rows = all.filter((row) => policiesForTarget([policy], row).length > 0);
+  const kept = rows.slice(0, targetLimit);
+  return {
+    facts: await loadFacts(em, kept, [policy]),
+    targets: new Map(
+      kept.map((row) => [
+        row.id,
+        { resourceId: row.resource_id, environmentId: row.environment_id, deploymentId: row.deployment_id },
+      ]),
+    ),
+    matched: rows.length,
+  };
+}
+
+/**
+ * Everything else the gates read, for rows of the release table or of would-be releases; under the
+ * workspace's enabled policies, or under `policies` instead (a dry run).
+ */
+async function loadFacts(
+  em: EntityManager,
+  rows: ReleaseRow[],
+  policies?: (MatchedPolicy & { selector: string })[],
+): Promise<Map<string, LoadedRelease>> {
   if (rows.length === 0) return new Map();
 
   const workspacePolicies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
   for (const workspaceId of new Set(rows.map((row) => row.workspace_id))) {
-    workspacePolicies.set(workspaceId, await enabledPolicies(em, workspaceId));
+    workspacePolicies.set(workspaceId, policies ?? (await enabledPolicies(em, workspaceId)));
   }
   const policiesOf = new Map(
     rows.map((row) => [row.id, policiesForTarget(workspacePolicies.get(row.workspace_id)!, row)]),

@@ -152,21 +152,16 @@ function configSnapshot(tools: PlanTools, config: JsonObject, variables: Resolve
   );
 }
 
-/**
- * One job per entry of the deployment's `jobAgents` whose selector matches the resource; an entry
- * whose agent does not exist, or a resource no entry serves, gives a job that ends at once in
- * `invalid_job_agent` with the reason.
- */
-export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
-  const { records, release } = input;
+/** The variables of a release: each key's value from the source that wins on its target (`resolveVariables`). */
+export function resolveTargetVariables(input: JobPlanInput): ResolvedVariable[] {
+  const { records } = input;
   const resourceContext = { resource: selectorContext.resource(records.resource) };
   const targetContext = {
     ...resourceContext,
     deployment: selectorContext.deployment(records.deployment),
     environment: selectorContext.environment(records.environment),
   };
-  const matchesResource = (selector: string) => selectorMatches('resource', selector, resourceContext);
-  const variables = resolveVariables(
+  return resolveVariables(
     input.variables,
     {
       workspace: records.workspace,
@@ -177,10 +172,22 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
       related: input.related,
     },
     {
-      resource: matchesResource,
+      resource: (selector) => selectorMatches('resource', selector, resourceContext),
       target: (selector) => selectorMatches('target', selector, targetContext),
     },
   );
+}
+
+/**
+ * One job per entry of the deployment's `jobAgents` whose selector matches the resource; an entry
+ * whose agent does not exist, or a resource no entry serves, gives a job that ends at once in
+ * `invalid_job_agent` with the reason.
+ */
+export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
+  const { records, release } = input;
+  const resourceContext = { resource: selectorContext.resource(records.resource) };
+  const matchesResource = (selector: string) => selectorMatches('resource', selector, resourceContext);
+  const variables = resolveTargetVariables(input);
   const releaseContext: ReleaseContext = {
     releaseId: release.id,
     deploymentSlug: records.deployment.slug,

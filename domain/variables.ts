@@ -84,8 +84,14 @@ export interface ResolvedVariable {
   source: 'resource' | 'value' | 'variable_set' | 'default';
   /** The deployment variable value chosen, when the source is a value. */
   valueId?: string;
+  /** That value's priority and resource selector. */
+  priority?: number;
+  resourceSelector?: string | null;
   /** The variable set chosen, when the source is a variable set. */
   variableSetId?: string;
+  variableSetName?: string;
+  /** The reference the value was read through, when it is one. */
+  reference?: VariableReference;
 }
 
 /** The relationship reference names (not the records a reference reaches directly) these variables use. */
@@ -172,6 +178,8 @@ export function resolveVariables(
         sensitive: variable.sensitive,
         source: 'variable_set',
         variableSetId: set.id,
+        variableSetName: set.name,
+        ...(variable.reference ? { reference: variable.reference } : {}),
       });
     }
   }
@@ -201,6 +209,9 @@ export function resolveVariables(
         sensitive: keySensitive || fromValue.candidate.sensitive,
         source: 'value',
         valueId: fromValue.candidate.id,
+        priority: fromValue.candidate.priority,
+        resourceSelector: fromValue.candidate.resourceSelector,
+        ...(fromValue.candidate.reference ? { reference: fromValue.candidate.reference } : {}),
       };
     }
     const fromSet = fromSets.get(key);

@@ -16,6 +16,7 @@ import {
   ReleaseTargetSchema,
   toReleaseTarget,
 } from '../schemas/releaseTarget';
+import { ExplainQuery, ExplanationSchema, VariablePreviewSchema } from '../schemas/explain';
 
 const tags = ['Release targets'];
 
@@ -106,6 +107,48 @@ export const releaseTargetStateRoutes = [
         params.releaseTargetKey,
       );
       return { status: 200, body: (await presentStates(ctx.state.stores, [state]))[0] };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/variables',
+    summary: 'Preview the variables a version would get on the target',
+    description:
+      'Resolved as job creation resolves them: each with the source that won (the resource’s own, a deployment value with its priority and selector, a variable set, the default; a reference with its path), secrets masked, and the difference from the running release.',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    query: ExplainQuery,
+    responses: { 200: { description: 'The preview', schema: VariablePreviewSchema } },
+    async handle(ctx, { params, query }) {
+      const preview = await ctx.state.stores.releaseTargets.previewVariables(
+        params.workspaceId,
+        targetOf(params.releaseTargetKey),
+        params.releaseTargetKey,
+        query.versionId,
+      );
+      return { status: 200, body: preview };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/explain',
+    summary: 'Why the target is (not) on a version',
+    description:
+      'Every policy rule’s verdict with its reason and when it can change, the target’s slot (which release and jobs hold it) and what happens next, computed by the same gate code the release workflow runs.',
+    tags,
+    auth: 'apiKey',
+    params: ReleaseTargetParams,
+    query: ExplainQuery,
+    responses: { 200: { description: 'The explanation', schema: ExplanationSchema } },
+    async handle(ctx, { params, query }) {
+      const explanation = await ctx.state.stores.releaseTargets.explain(
+        params.workspaceId,
+        targetOf(params.releaseTargetKey),
+        params.releaseTargetKey,
+        query.versionId,
+      );
+      return { status: 200, body: explanation };
     },
   }),
   route({

@@ -59,3 +59,33 @@ export function toPolicy(policy: Policy): z.infer<typeof PolicySchema> {
     updatedAt: iso(policy.updatedAt),
   };
 }
+
+const HeldTargetSchema = z.object({
+  releaseTargetKey: z.string(),
+  resource: z.object({ name: z.string(), identifier: z.string() }),
+  environment: z.object({ id: z.uuid(), name: z.string() }),
+  deployment: z.object({ id: z.uuid(), slug: z.string() }),
+  version: z.object({ id: z.uuid(), tag: z.string() }),
+  state: z.enum(['waiting', 'blocked']),
+  reason: z.string(),
+  nextEvaluationAt: z.string().optional(),
+});
+
+export const PolicyDryRunSchema = z
+  .object({
+    matchedTargets: z.number().int(),
+    evaluatedTargets: z.number().int(),
+    rules: z.array(
+      z.object({
+        index: z.number().int(),
+        kind: z.string(),
+        note: z.string().optional(),
+        counts: z.object({ passed: z.number().int(), waiting: z.number().int(), blocked: z.number().int() }),
+        held: z.array(HeldTargetSchema),
+      }),
+    ),
+  })
+  .openapi('PolicyDryRun', {
+    description:
+      'What a policy would hold now, rule by rule, on a would-be release of each matching target’s newest ready version; nothing is saved',
+  });

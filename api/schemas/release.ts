@@ -4,7 +4,7 @@ import { releaseTargetKey } from '../../domain/releaseTargets';
 import { iso, isoOrNull, pageQuery, Timestamp } from './common';
 import { z } from './zod';
 
-const RuleEvaluationSchema = z.object({
+export const RuleEvaluationSchema = z.object({
   kind: z.string(),
   policyId: z.uuid().optional(),
   ruleId: z.uuid().optional(),

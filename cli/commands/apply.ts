@@ -88,7 +88,8 @@ export async function applyCommand(
 }
 
 /** Without --workspace, the key's own workspace (a workspace key sees exactly one). */
-async function onlyWorkspace(client: ApiClient): Promise<string> {
+/** The workspace of a key that reaches exactly one. */
+export async function onlyWorkspace(client: ApiClient): Promise<string> {
   const response = await client.request<{ items?: { id: string }[] }>('GET', 'v1/workspaces');
   const items = response.body?.items ?? [];
   if (response.status !== 200 || items.length !== 1) {

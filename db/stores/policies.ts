@@ -2,6 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { RegoEngine } from '../../domain/planValidation';
+import { dryRunPolicy, type DryRunRule } from '../../domain/policyDryRun';
+import { releaseTargetKey } from '../../domain/releaseTargets';
+import { loadDryRunFacts } from '../releaseFacts';
 import type { PolicyRuleInput } from '../../domain/policies';
 import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';
@@ -10,6 +13,17 @@ import type { SecretBox } from '../secrets';
 import { sealProbeHeaders } from '../sensitiveValues';
 import { wakeReleases } from '../releaseWake';
 import { findOwned, listPage, type Upserted } from './common';
+
+/** Targets a dry run evaluates, at most: it runs within its request. */
+export const MAX_DRY_RUN_TARGETS = 5000;
+
+export interface PolicyDryRun {
+  /** Release targets with a ready version that the policy's selector matches. */
+  matchedTargets: number;
+  /** Of those, the ones evaluated (at most MAX_DRY_RUN_TARGETS). */
+  evaluatedTargets: number;
+  rules: DryRunRule[];
+}
 
 export interface PolicyInput {
   name: string;
@@ -85,6 +99,47 @@ export class PolicyStore {
         }),
       `A policy named "${input.name}" already exists in this workspace`,
     );
+  }
+
+  /**
+   * A policy tried without saving it: its rules on a would-be release of each matching target's
+   * newest ready version, at most MAX_DRY_RUN_TARGETS targets (domain/policyDryRun.ts).
+   */
+  async dryRun(workspaceId: string, input: PolicyInput): Promise<PolicyDryRun> {
+    await checkRegoRules(this.rego, input.rules ?? []);
+    const id = newId();
+    const rules = (input.rules ?? []).map((rule) => ({ ...rule, id: newId() }));
+    const policy = {
+      id,
+      name: input.name,
+      priority: input.priority ?? 0,
+      rules,
+      selector: input.selector ?? 'true',
+    };
+    const { facts, targets, matched } = await loadDryRunFacts(
+      this.em,
+      workspaceId,
+      policy,
+      MAX_DRY_RUN_TARGETS,
+    );
+    const evaluated = [...facts.entries()].map(([releaseId, loaded]) => {
+      const { resource, environment, deployment, version } = loaded.facts;
+      return {
+        target: {
+          releaseTargetKey: releaseTargetKey(targets.get(releaseId)!),
+          resource: { name: resource.name ?? '', identifier: resource.identifier },
+          environment: { id: environment.id, name: environment.name },
+          deployment: { id: deployment.id, slug: deployment.slug },
+          version: { id: version.id, tag: version.tag },
+        },
+        facts: loaded.facts,
+      };
+    });
+    return {
+      matchedTargets: matched,
+      evaluatedTargets: evaluated.length,
+      rules: dryRunPolicy(id, rules, evaluated, new Date()),
+    };
   }
 
   get(workspaceId: string, id: string): Promise<Policy> {

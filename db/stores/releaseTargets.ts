@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
+import type { Explanation } from '../../domain/explain';
 import { passesEveryRule } from '../../domain/gates';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
@@ -11,6 +12,9 @@ import {
   type ReleaseTarget,
 } from '../entities';
 import { loadTargetVersionFacts } from '../releaseFacts';
+import type { SecretBox } from '../secrets';
+import { explainReleaseTarget } from '../targetExplain';
+import { previewTargetVariables, type VariablePreview } from '../targetVariables';
 import { listPage } from './common';
 
 export interface EligibilityQuery {
@@ -22,7 +26,10 @@ export interface EligibilityQuery {
 export type ReleaseTargetFilter = Partial<ReleaseTargetRef>;
 
 export class ReleaseTargetStore {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly secrets: SecretBox,
+  ) {}
 
   list(workspaceId: string, filter: ReleaseTargetFilter, page: PageRequest): Promise<Page<ReleaseTarget>> {
     const where = Object.fromEntries(
@@ -74,6 +81,28 @@ export class ReleaseTargetStore {
       limit: page.limit,
       offset: page.offset,
     };
+  }
+
+  /** The variables a version would get on the target, with their sources (db/targetVariables.ts). */
+  async previewVariables(
+    workspaceId: string,
+    ref: ReleaseTargetRef,
+    key: string,
+    versionId?: string,
+  ): Promise<VariablePreview> {
+    await this.get(workspaceId, ref, key);
+    return previewTargetVariables(this.em, this.secrets, workspaceId, ref, versionId);
+  }
+
+  /** Why the target is (not) on a version (db/targetExplain.ts). */
+  async explain(
+    workspaceId: string,
+    ref: ReleaseTargetRef,
+    key: string,
+    versionId?: string,
+  ): Promise<Explanation> {
+    await this.get(workspaceId, ref, key);
+    return explainReleaseTarget(this.em, workspaceId, ref, versionId);
   }
 
   async get(workspaceId: string, ref: ReleaseTargetRef, key: string): Promise<ReleaseTarget> {

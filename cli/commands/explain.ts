@@ -1,0 +1,100 @@
+import { ApiClient } from '../apiClient';
+import type { Explanation } from '../../domain/explain';
+import { onlyWorkspace } from './apply';
+
+export interface ExplainCommandOptions {
+  target: string;
+  version?: string;
+  api?: string;
+  key?: string;
+  workspace?: string;
+  ca?: string;
+  json?: boolean;
+}
+
+type Write = (line: string) => void;
+
+const MARK = { passed: '✓', waiting: '…', blocked: '✗' } as const;
+
+/** Columns padded to their widest cell. */
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) =>
+    row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '),
+  );
+}
+
+/** An explanation as a person reads it: the verdict, each rule, the slot, what happens next. */
+export function renderExplanation(explanation: Explanation): string[] {
+  const release = explanation.release
+    ? `release ${explanation.release.id} (${explanation.release.phase})`
+    : 'no release yet';
+  const lines = [
+    `Version ${explanation.version.tag}: ${release}`,
+    `Decision: ${explanation.decision} — ${explanation.reason}`,
+    '',
+    ...table([
+      ['', 'RULE', 'STATE', 'REASON'],
+      ...explanation.rules.map((rule) => [
+        MARK[rule.state],
+        rule.kind,
+        rule.state,
+        [
+          rule.reason,
+          rule.approvedBy?.length ? `approved by ${rule.approvedBy.join(', ')}` : '',
+          rule.nextEvaluationAt ? `changes at ${rule.nextEvaluationAt}` : '',
+        ]
+          .filter(Boolean)
+          .join('; '),
+      ]),
+    ]),
+    '',
+  ];
+  const { slot } = explanation;
+  lines.push(
+    `Current: ${slot.currentRelease ? `${slot.currentRelease.versionTag} (release ${slot.currentRelease.id})` : 'nothing deployed'}`,
+  );
+  lines.push(
+    `Slot: ${slot.activeRelease ? `held by release ${slot.activeRelease.id} (${slot.activeRelease.versionTag}, ${slot.activeRelease.phase})` : 'free'}`,
+  );
+  for (const job of slot.activeJobs) {
+    lines.push(
+      `  job ${job.id} ${job.status}${job.agent ? ` on ${job.agent.name} (${job.agent.type})` : ''} since ${job.startedAt ?? job.createdAt}`,
+    );
+  }
+  lines.push(`Next: ${explanation.next}`);
+  return lines;
+}
+
+/** `flightdeck explain --target <key> [--version <id>]`: exit 0 with the explanation, 1 when refused. */
+export async function explainCommand(
+  options: ExplainCommandOptions,
+  out: Write = (line) => process.stdout.write(`${line}\n`),
+  err: Write = (line) => process.stderr.write(`${line}\n`),
+): Promise<number> {
+  if (!options.api || !options.key) {
+    err('flightdeck explain: missing --api (or FLIGHTDECK_API_URL) or --key (or FLIGHTDECK_API_KEY)');
+    return 1;
+  }
+  const client = new ApiClient({ apiUrl: options.api, apiKey: options.key, caFile: options.ca });
+  try {
+    const workspaceId = options.workspace ?? (await onlyWorkspace(client));
+    const query = options.version ? `?versionId=${encodeURIComponent(options.version)}` : '';
+    const response = await client.request<Explanation & { detail?: string }>(
+      'GET',
+      `v1/workspaces/${workspaceId}/release-targets/${encodeURIComponent(options.target)}/explain${query}`,
+    );
+    if (response.status !== 200) {
+      err(`flightdeck explain: ${response.status} ${response.body?.detail ?? ''}`.trim());
+      return 1;
+    }
+    if (options.json) out(JSON.stringify(response.body, null, 2));
+    else for (const line of renderExplanation(response.body)) out(line);
+    return 0;
+  } catch (error) {
+    err(`flightdeck explain: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,100 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../domain/errors';
+import { explainTarget, type Explanation, type SlotJob, type TargetSlot } from '../domain/explain';
+import type { ReleasePhase } from '../domain/releases';
+import type { ReleaseTargetRef } from '../domain/releaseTargets';
+import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
+
+/**
+ * Explains a release target for a version (by default the deployment's newest ready one): the
+ * facts of the version's release there (or of a would-be release), through the gates' own code
+ * (domain/explain.ts), with the target's slot and current release.
+ */
+export async function explainReleaseTarget(
+  em: EntityManager,
+  workspaceId: string,
+  target: ReleaseTargetRef,
+  versionId?: string,
+): Promise<Explanation> {
+  const version = await targetVersion(em, workspaceId, target, versionId);
+  const [existing] = await em.execute<{ id: string; phase: ReleasePhase }[]>(
+    `SELECT id, phase FROM release
+      WHERE resource_id = ? AND environment_id = ? AND deployment_id = ? AND version_id = ?`,
+    [target.resourceId, target.environmentId, target.deploymentId, version.id],
+  );
+  const loaded = existing
+    ? await loadRelease(em, existing.id)
+    : (await loadTargetVersionFacts(em, workspaceId, target, version.id)).get(version.id);
+  if (!loaded) throw new NotFoundError('version', version.id);
+  return explainTarget({
+    facts: loaded.facts,
+    release: existing ? { id: existing.id, phase: existing.phase } : null,
+    slot: await targetSlot(em, target),
+    now: new Date(),
+  });
+}
+
+/** A version of the target's deployment, by id, or its newest ready one; 404 otherwise. */
+export async function targetVersion(
+  em: EntityManager,
+  workspaceId: string,
+  target: ReleaseTargetRef,
+  versionId?: string,
+): Promise<{ id: string; tag: string }> {
+  const [version] = await em.execute<{ id: string; tag: string }[]>(
+    versionId
+      ? `SELECT id, tag FROM deployment_version WHERE id = ? AND deployment_id = ? AND workspace_id = ?`
+      : `SELECT id, tag FROM deployment_version WHERE deployment_id = ? AND workspace_id = ? AND status = 'ready'
+          ORDER BY created_at DESC, id DESC LIMIT 1`,
+    versionId ? [versionId, target.deploymentId, workspaceId] : [target.deploymentId, workspaceId],
+  );
+  if (!version)
+    throw new NotFoundError(
+      versionId ? 'version' : 'ready version of the deployment',
+      versionId ?? target.deploymentId,
+    );
+  return version;
+}
+
+async function targetSlot(em: EntityManager, target: ReleaseTargetRef): Promise<TargetSlot> {
+  const [state] = await em.execute<
+    {
+      active_id: string | null;
+      active_tag: string | null;
+      active_phase: ReleasePhase | null;
+      current_id: string | null;
+      current_tag: string | null;
+    }[]
+  >(
+    `SELECT a.id AS active_id, av.tag AS active_tag, a.phase AS active_phase,
+            c.id AS current_id, cv.tag AS current_tag
+       FROM release_target_state s
+       LEFT JOIN release a ON a.id = s.active_release_id
+       LEFT JOIN deployment_version av ON av.id = a.version_id
+       LEFT JOIN release c ON c.id = s.current_release_id
+       LEFT JOIN deployment_version cv ON cv.id = c.version_id
+      WHERE s.resource_id = ? AND s.environment_id = ? AND s.deployment_id = ?`,
+    [target.resourceId, target.environmentId, target.deploymentId],
+  );
+  const activeJobs = state?.active_id
+    ? await em.execute<SlotJob[]>(
+        `SELECT j.id, j.status,
+                CASE WHEN a.id IS NOT NULL THEN json_build_object('id', a.id, 'name', a.name, 'type', a.type) END AS agent,
+                to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+                to_char(j.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "startedAt"
+           FROM job j LEFT JOIN job_agent a ON a.id = j.job_agent_id
+          WHERE j.release_id = ? AND j.completed_at IS NULL
+          ORDER BY j.created_at, j.id`,
+        [state.active_id],
+      )
+    : [];
+  return {
+    activeRelease:
+      state?.active_id && state.active_tag && state.active_phase
+        ? { id: state.active_id, versionTag: state.active_tag, phase: state.active_phase }
+        : null,
+    activeJobs,
+    currentRelease:
+      state?.current_id && state.current_tag ? { id: state.current_id, versionTag: state.current_tag } : null,
+  };
+}
