@@ -38,6 +38,9 @@ import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 import type { RegoEngine } from '../domain/planValidation';
+import { Registry } from 'prom-client';
+import { domainEvents, registerStateGauges } from '../db/domainMetrics';
+import { uiRouter } from './routes/ui';
 
 export interface AppDeps {
   orm: Database;
@@ -50,9 +53,16 @@ export interface AppDeps {
    * /metrics: `token` requires `Authorization: Bearer <token>`; `ownListener` serves it from
    * `metricsApp` (on a port of its own) instead of from the API's app.
    */
-  metrics?: { token?: string; ownListener?: boolean };
+  metrics?: {
+    token?: string;
+    ownListener?: boolean;
+    /** The Temporal SDK's metrics exporter of this process (worker/temporalRuntime.ts), appended. */
+    temporalSdkUrl?: string;
+  };
   version: string;
   transport: TransportPolicy;
+  /** The Temporal UI, linked from the rollout board. */
+  temporalUi?: { url: string; namespace: string };
   /** Checks the Rego of `planValidationOpa` policy rules when they are written (cli/opa.ts). */
   rego: RegoEngine;
   /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
@@ -147,9 +157,16 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const root = new Router<AppState>();
   for (const route of routes.filter((r) => r.root)) mount(root, route, deps);
   const docs = documentationRouter(openapi);
-  const scrape = metricsRouter(metrics.registry, deps.metrics?.token);
+  registerStateGauges(metrics.registry, deps.orm);
+  const scrape = metricsRouter(
+    Registry.merge([metrics.registry, domainEvents]),
+    deps.metrics?.token,
+    deps.metrics?.temporalSdkUrl,
+  );
   app.use(root.routes()).use(root.allowedMethods({ throw: true }));
   app.use(docs.routes()).use(docs.allowedMethods({ throw: true }));
+  const ui = uiRouter({ temporalUi: deps.temporalUi });
+  app.use(ui.routes()).use(ui.allowedMethods({ throw: true }));
   if (!deps.metrics?.ownListener) app.use(scrape.routes()).use(scrape.allowedMethods({ throw: true }));
   for (const prefix of API_PREFIXES) {
     const router = new Router<AppState>({ prefix });

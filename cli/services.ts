@@ -38,6 +38,10 @@ export async function startApiService(options: {
   secrets: SecretBox;
   temporalAddress: string;
   logger: Logger;
+  /** The Temporal SDK's metrics of a worker in this process, appended to /metrics. */
+  temporalSdkUrl?: string;
+  /** The Temporal UI, linked from the rollout board. */
+  temporalUiUrl?: string;
 }): Promise<ApiService> {
   const { config, orm, logger } = options;
   const connection = await Connection.connect({ address: options.temporalAddress });
@@ -48,9 +52,16 @@ export async function startApiService(options: {
     logger: logger.child({ component: 'api' }),
     bodyLimit: config.api.bodyLimit,
     adminToken: config.api.adminToken,
-    metrics: { token: config.api.metrics.token, ownListener: config.api.metrics.port !== undefined },
+    metrics: {
+      token: config.api.metrics.token,
+      ownListener: config.api.metrics.port !== undefined,
+      temporalSdkUrl: options.temporalSdkUrl,
+    },
     transport: config.api.transport,
     rego: regoEngine(),
+    ...(options.temporalUiUrl
+      ? { temporalUi: { url: options.temporalUiUrl, namespace: config.temporal.namespace } }
+      : {}),
     decorateStores: storesWithFaults(config.api.faults),
     version: flightdeckVersion(),
     readiness: {

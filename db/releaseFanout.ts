@@ -12,6 +12,7 @@ import { DEPLOYED_VERSION_JOIN, loadReleases } from './releaseFacts';
 import { wakeReleases } from './releaseWake';
 import type { SecretBox } from './secrets';
 import { uuidArray } from './sql';
+import { versionFanout } from './domainMetrics';
 
 /**
  * Creating releases (SPEC "Flow", steps 1–4), set-based: one batch of release targets is one
@@ -207,14 +208,17 @@ export async function rollOutVersionBatch(
     );
     const last = targets[targets.length - 1];
     const next = targets.length === size && last ? `${last.resourceId}/${last.environmentId}` : undefined;
-    await tx.execute(
+    const [progress] = await tx.execute<{ fanout_seconds: number | null }[]>(
       `UPDATE deployment_version
           SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
               rollout_release_count = rollout_release_count + ?,
-              rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, now()) END
-        WHERE id = ?`,
+              rollout_started_at = coalesce(rollout_started_at, statement_timestamp()),
+              rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, clock_timestamp()) END
+        WHERE id = ?
+        RETURNING extract(epoch FROM rollout_completed_at - rollout_started_at)::float8 AS fanout_seconds`,
       [!next, result.created, !next, versionId],
     );
+    if (!next && typeof progress?.fanout_seconds === 'number') versionFanout.observe(progress.fanout_seconds);
     return next ? { ...result, next } : result;
   });
 }

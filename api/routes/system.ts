@@ -130,13 +130,35 @@ export function documentationRouter(openapi: Record<string, unknown>): Router<Ap
   return router;
 }
 
-/** /metrics (Prometheus), only for `Authorization: Bearer <token>` when a token is given. */
-export function metricsRouter(metrics: Registry, token: string | undefined): Router<AppState> {
+/** How long /metrics waits for the Temporal SDK's own exporter before leaving its figures out. */
+const SDK_METRICS_TIMEOUT_MS = 2000;
+
+/** The Temporal SDK's worker metrics, as its exporter serves them; a comment when it does not answer. */
+async function temporalSdkMetrics(url: string): Promise<string> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(SDK_METRICS_TIMEOUT_MS) });
+    if (!response.ok) return `# Temporal SDK metrics unavailable: ${response.status}\n`;
+    return await response.text();
+  } catch {
+    return '# Temporal SDK metrics unavailable\n';
+  }
+}
+
+/**
+ * /metrics (Prometheus), only for `Authorization: Bearer <token>` when a token is given; with
+ * `temporalSdkUrl`, the worker's SDK metrics of this process after ours.
+ */
+export function metricsRouter(
+  metrics: Registry,
+  token: string | undefined,
+  temporalSdkUrl?: string,
+): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/metrics', async (ctx) => {
     if (token) assertMetricsToken(ctx, token);
+    const ours = await metrics.metrics();
     ctx.type = metrics.contentType;
-    ctx.body = await metrics.metrics();
+    ctx.body = temporalSdkUrl ? `${ours}\n${await temporalSdkMetrics(temporalSdkUrl)}` : ours;
   });
   return router;
 }

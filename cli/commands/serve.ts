@@ -34,7 +34,14 @@ export async function apiCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const tracing = startTracing(config, 'flightdeck-api');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
-  const api = await startApiService({ config, orm, secrets, temporalAddress, logger });
+  const api = await startApiService({
+    config,
+    orm,
+    secrets,
+    temporalAddress,
+    logger,
+    temporalUiUrl: config.temporal.uiUrl,
+  });
   logger.info({ url: api.url, metricsUrl: api.metricsUrl }, 'API listening');
   const signal = await untilSignal();
   logger.info({ signal }, 'stopping API');

@@ -7,6 +7,7 @@ import { startGuardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
 import { startTemporalDevServer } from '../embedded/temporalServer';
 import { createLogger } from '../logger';
+import { freePort } from '../embedded/processes';
 import { startApiService, startWorkerService, type ApiService } from '../services';
 import { acquireStartLock, clearRuntimeState, secretBoxFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
@@ -20,7 +21,8 @@ import { startTracing } from '../tracing';
  */
 export async function startCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  installTemporalRuntime(logger);
+  // The worker runs in this process: its SDK metrics join the API's /metrics.
+  const temporalSdkUrl = installTemporalRuntime(logger, await freePort());
   const say = (line: string) => process.stdout.write(`${line}\n`);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const releaseLock = acquireStartLock(config.dataDir);
@@ -84,7 +86,15 @@ export async function startCommand(config: Config): Promise<void> {
       workflowSpans: tracing?.workflowSpans,
     });
     stack.push({ name: 'worker', stop: worker.stop });
-    const api: ApiService = await startApiService({ config, orm, secrets, temporalAddress, logger });
+    const api: ApiService = await startApiService({
+      config,
+      orm,
+      secrets,
+      temporalAddress,
+      logger,
+      temporalSdkUrl,
+      temporalUiUrl,
+    });
     stack.push({ name: 'API', stop: api.close });
     writeRuntimeState(config.dataDir, {
       pid: process.pid,

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../outbox';
+import { leaseExpiries, leaseReaperLag } from '../domainMetrics';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -124,17 +125,21 @@ export async function expireClaim(em: EntityManager, jobId: string, claimId: str
     // Job row first, then its claim: the order every status move takes (changeJobStatus, cancel),
     // so an expiry racing an agent's report waits for it instead of deadlocking with it.
     await tx.execute('SELECT id FROM job WHERE id = ? FOR UPDATE', [jobId]);
-    const [row] = await tx.execute<{ expired: number }[]>(
+    const [row] = await tx.execute<{ lag_seconds: number }[]>(
       `WITH gone AS (
-         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp() RETURNING job_id
+         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp()
+         RETURNING job_id, claim_expires_at
        ), requeued AS (
          UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
                 message = 'the lease expired without a heartbeat; back in the queue'
           WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
        )
-       SELECT count(*)::int AS expired FROM gone`,
+       SELECT extract(epoch FROM clock_timestamp() - claim_expires_at)::float8 AS lag_seconds FROM gone`,
       [jobId, claimId],
     );
-    return (row?.expired ?? 0) > 0;
+    if (!row) return false;
+    leaseExpiries.inc();
+    leaseReaperLag.observe(Math.max(0, Number(row.lag_seconds)));
+    return true;
   });
 }

@@ -16,6 +16,7 @@ import { ReleaseTargetStore } from './releaseTargets';
 import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
+import { RolloutBoardStore } from './rolloutBoard';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
 import { VariableSetStore } from './variableSets';
@@ -51,6 +52,7 @@ export interface Stores {
   pull: PullStore;
   githubWebhooks: GithubWebhookStore;
   workflows: WorkflowStore;
+  rolloutBoard: RolloutBoardStore;
 }
 
 export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine): Stores {
@@ -79,5 +81,6 @@ export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine
     pull: new PullStore(em, secrets),
     githubWebhooks: new GithubWebhookStore(em, secrets),
     workflows: new WorkflowStore(em, secrets),
+    rolloutBoard: new RolloutBoardStore(em),
   };
 }

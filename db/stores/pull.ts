@@ -3,6 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/error
 import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
+import { jobClaims, jobHeartbeats } from '../domainMetrics';
 import { claimJob, type LeaseGrant } from '../jobMoves';
 import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities';
 import { newId } from '../ids';
@@ -129,6 +130,7 @@ export class PullStore {
       leaseSeconds: leaseSecondsOf(agent.config),
     });
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
+    if (outcome.outcome === 'claimed') jobClaims.inc({ agent: agent.name });
     if (outcome.outcome === 'conflict') {
       throw new ConflictError(
         `The job is ${outcome.status}, not queued: another claim got it first`,
@@ -177,6 +179,7 @@ export class PullStore {
       [jobId, caller.workspaceId, caller.jobAgentId, caller.jobAgentId, claimId ?? null, claimId ?? null],
     );
     if (row) {
+      jobHeartbeats.inc();
       return {
         jobId,
         claimId: row.claim_id,

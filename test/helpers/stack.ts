@@ -1,3 +1,4 @@
+import { freePort } from '../../cli/embedded/processes';
 import { findOpa, OpaEngine } from '../../cli/opa';
 import type { RegoEngine } from '../../domain/planValidation';
 import { randomBytes } from 'node:crypto';
@@ -48,6 +49,8 @@ export interface TestStackOptions {
   adminToken?: string;
   /** /metrics behind a token, or on `app.metricsApp` instead of the API's app. */
   metrics?: AppDeps['metrics'];
+  /** The Temporal UI the rollout board links to. */
+  temporalUi?: AppDeps['temporalUi'];
   bodyLimit?: string;
   /** Who may use pull endpoints over plain HTTP (default: loopback only). */
   transport?: TransportPolicy;
@@ -82,6 +85,8 @@ export function capturedLogger(): { logger: Logger; text: () => string } {
 }
 
 let runtimeInstalled = false;
+/** The SDK metrics exporter of this test process (one runtime per process). */
+let temporalSdkUrl: string | undefined;
 
 /**
  * Everything one test file needs: its own database (cloned from the migrated template), the Koa
@@ -90,7 +95,7 @@ let runtimeInstalled = false;
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const logger = options.logger ?? testLogger();
   if (!runtimeInstalled) {
-    installTemporalRuntime(logger);
+    temporalSdkUrl = installTemporalRuntime(logger, await freePort());
     runtimeInstalled = true;
   }
   const db = await createTestDatabase();
@@ -114,7 +119,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     logger,
     bodyLimit: options.bodyLimit ?? '1mb',
     adminToken: options.adminToken,
-    metrics: options.metrics,
+    metrics: { ...options.metrics, temporalSdkUrl },
+    ...(options.temporalUi ? { temporalUi: options.temporalUi } : {}),
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
     rego,

@@ -1,0 +1,117 @@
+import Router from '@koa/router';
+import { NotFoundError, UnauthenticatedError } from '../../domain/errors';
+import type { AppContext, AppState } from '../route';
+import { toJob } from '../schemas/job';
+import { toJobAgent } from '../schemas/jobAgent';
+import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
+
+/** The cookie that keeps the board's API key: sent back only to /ui, never readable by scripts. */
+const COOKIE = 'flightdeck_key';
+const COOKIE_MAX_AGE_MS = 12 * 60 * 60 * 1000;
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+export interface BoardLinks {
+  /** The Temporal UI, for links to releases' workflows. */
+  temporalUi?: { url: string; namespace: string };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path id the board links to; anything else is not found. */
+function idParam(ctx: AppContext, name: string, kind: string): string {
+  const id = ctx.params[name] ?? '';
+  if (!UUID.test(id)) throw new NotFoundError(kind, id.slice(0, 100));
+  return id;
+}
+
+/** The workspace of the board's cookie; 401 without a valid one. */
+async function signedIn(ctx: AppContext): Promise<string> {
+  const key = ctx.cookies.get(COOKIE);
+  const principal = key ? await ctx.state.stores.apiKeys.authenticate(key) : undefined;
+  if (principal?.kind !== 'apiKey') throw new UnauthenticatedError('Sign in to the board with an API key');
+  return principal.workspaceId;
+}
+
+/**
+ * The rollout board (`/ui`): a page of our own that signs in with a workspace API key, kept in an
+ * HttpOnly, SameSite=Strict cookie scoped to /ui, and reads the board as JSON through it. The
+ * cookie authenticates /ui paths only; the API itself never reads it.
+ */
+export function uiRouter(links: BoardLinks): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/ui' });
+  const asset = (path: string, type: string, body: string) =>
+    router.get(path, (ctx) => {
+      ctx.set(SECURITY_HEADERS);
+      ctx.type = type;
+      ctx.body = body;
+    });
+  asset('/', 'text/html; charset=utf-8', BOARD_PAGE);
+  asset('/board.css', 'text/css; charset=utf-8', BOARD_STYLE);
+  asset('/board.js', 'text/javascript; charset=utf-8', BOARD_SCRIPT);
+
+  router.post('/session', async (ctx) => {
+    const apiKey = (ctx.request as { body?: { apiKey?: unknown } }).body?.apiKey;
+    const principal =
+      typeof apiKey === 'string' && apiKey.length <= 512
+        ? await ctx.state.stores.apiKeys.authenticate(apiKey)
+        : undefined;
+    if (principal?.kind !== 'apiKey') throw new UnauthenticatedError('That API key is not valid');
+    ctx.cookies.set(COOKIE, apiKey as string, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: ctx.secure,
+      path: '/ui',
+      maxAge: COOKIE_MAX_AGE_MS,
+      overwrite: true,
+    });
+    ctx.status = 204;
+  });
+  router.delete('/session', (ctx) => {
+    ctx.cookies.set(COOKIE, '', {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/ui',
+      maxAge: 0,
+      overwrite: true,
+    });
+    ctx.status = 204;
+  });
+
+  router.get('/board.json', async (ctx) => {
+    const workspaceId = await signedIn(ctx);
+    const board = await ctx.state.stores.rolloutBoard.board(workspaceId);
+    const ui = links.temporalUi;
+    ctx.set(SECURITY_HEADERS);
+    ctx.body = {
+      workspaceId,
+      ...board,
+      links: {
+        job: '/ui/jobs/{jobId}',
+        agent: '/ui/job-agents/{jobAgentId}',
+        releaseWorkflow: ui
+          ? `${ui.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(ui.namespace)}/workflows/release%2F{releaseId}`
+          : null,
+      },
+    };
+  });
+  router.get('/jobs/:jobId', async (ctx) => {
+    const workspaceId = await signedIn(ctx);
+    ctx.set(SECURITY_HEADERS);
+    ctx.body = toJob(await ctx.state.stores.jobs.get(workspaceId, idParam(ctx, 'jobId', 'job')));
+  });
+  router.get('/job-agents/:jobAgentId', async (ctx) => {
+    const workspaceId = await signedIn(ctx);
+    ctx.set(SECURITY_HEADERS);
+    ctx.body = toJobAgent(
+      await ctx.state.stores.jobAgents.get(workspaceId, idParam(ctx, 'jobAgentId', 'job agent')),
+    );
+  });
+  return router;
+}

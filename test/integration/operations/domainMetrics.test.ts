@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { eventually } from '../../helpers/eventually';
+import { recordsApi } from '../../helpers/orchestration';
+import { pullFixture } from '../../helpers/pull';
+import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/** A scrape as sample name + labels → value. */
+function parse(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+/** Issue 15: domain metrics on /metrics, moving with the orchestration they describe. */
+describe('domain metrics', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+  });
+  afterAll(() => stack.close());
+
+  const scrape = async () => {
+    const res = await stack.http.get('/metrics').expect(200);
+    return { text: res.text as string, samples: parse(res.text as string) };
+  };
+  const value = (samples: Map<string, number>, name: string) => samples.get(name) ?? 0;
+
+  it('counts queue depth, claims, heartbeats and lease expiries as jobs are queued, claimed and reaped', async () => {
+    const before = (await scrape()).samples;
+    const fixture = await pullFixture(stack, 'metered', { config: { leaseSeconds: 5 } });
+    const job = fixture.jobs[0]!;
+
+    const queued = (await scrape()).samples;
+    expect(value(queued, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(1);
+    expect(value(queued, 'flightdeck_job_queue_oldest_seconds{agent="metered"}')).toBeGreaterThanOrEqual(0);
+    expect(value(queued, 'flightdeck_jobs{status="queued",agent="metered"}')).toBe(1);
+    expect(value(queued, 'flightdeck_releases{phase="running"}')).toBeGreaterThanOrEqual(1);
+    expect(value(queued, 'flightdeck_version_fanout_seconds_count')).toBeGreaterThan(
+      value(before, 'flightdeck_version_fanout_seconds_count'),
+    );
+
+    const ws = `/v1/workspaces/${stack.workspaceId}`;
+    const claim = await stack.http
+      .post(`${ws}/job-agents/${fixture.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth)
+      .expect(200);
+    await stack.http
+      .post(`${ws}/jobs/${job.id}/heartbeat`)
+      .set(stack.auth)
+      .send({ claim_id: claim.body.claim_id })
+      .expect(200);
+    const claimed = (await scrape()).samples;
+    expect(value(claimed, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(0);
+    expect(value(claimed, 'flightdeck_jobs{status="in_progress",agent="metered"}')).toBe(1);
+    expect(value(claimed, 'flightdeck_job_claims_total{agent="metered"}')).toBe(
+      value(before, 'flightdeck_job_claims_total{agent="metered"}') + 1,
+    );
+    expect(value(claimed, 'flightdeck_job_heartbeats_total')).toBe(
+      value(before, 'flightdeck_job_heartbeats_total') + 1,
+    );
+
+    // No more heartbeats: the lease expires and the reaper puts the job back in the queue.
+    const reaped = await eventually(
+      async () => {
+        const { samples } = await scrape();
+        return value(samples, 'flightdeck_lease_expiries_total') >
+          value(before, 'flightdeck_lease_expiries_total')
+          ? samples
+          : undefined;
+      },
+      { what: 'the lease to expire and be reaped', timeoutMs: 20_000 },
+    );
+    expect(value(reaped, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(1);
+    expect(value(reaped, 'flightdeck_lease_reaper_lag_seconds_count')).toBe(
+      value(before, 'flightdeck_lease_reaper_lag_seconds_count') + 1,
+    );
+    expect(value(reaped, 'flightdeck_lease_reaper_lag_seconds_sum')).toBeLessThan(60);
+  }, 60_000);
+
+  it('shows gate waits by rule, the outbox, and the Temporal SDK’s worker metrics', async () => {
+    const api = recordsApi(stack);
+    const system = await api.system('metered-gates');
+    const environment = await api.environment(
+      'metered-gates',
+      'resource.metadata["pool"] == "gated"',
+      system,
+    );
+    const deployment = await api.deployment('metered-gates', system, { jobAgents: [{ ref: 'metered' }] });
+    await api.resource('gated-node', 'service', { pool: 'gated' });
+    await api.policy({
+      name: 'metered approvals',
+      selector: `environment.id == "${environment}"`,
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    await api.version(deployment, '1.0.0');
+    await api.releaseWith(
+      (r) => r.deploymentId === deployment && r.evaluation?.decision === 'wait',
+      'the gated release',
+    );
+    const { text, samples } = await scrape();
+    expect(
+      value(samples, 'flightdeck_gate_waits{rule="anyApproval",state="waiting"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(samples.has('flightdeck_outbox_backlog')).toBe(true);
+    expect(samples.has('flightdeck_outbox_oldest_seconds')).toBe(true);
+    expect(text).toMatch(/^temporal_\w+/m);
+  });
+
+  it('serves every metric the Grafana dashboard under deploy/ names', async () => {
+    const dashboard = fs.readFileSync(
+      path.join(__dirname, '../../../deploy/grafana/flightdeck-dashboard.json'),
+      'utf8',
+    );
+    const named = [...new Set(dashboard.match(/\b(?:flightdeck|temporal)_[a-z_]+\b/g) ?? [])];
+    expect(named.length).toBeGreaterThan(10);
+    const { text } = await scrape();
+    const served = new Set(
+      text
+        .split('\n')
+        .filter((line) => line && !line.startsWith('#'))
+        .map((line) => line.split(/[{ ]/)[0]!),
+    );
+    const missing = named.filter((name) => !served.has(name));
+    expect(missing).toEqual([]);
+  });
+});
