@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { explainCommand } from '../../../cli/commands/explain';
 import type { Explanation } from '../../../domain/explain';
-import { recordsApi } from '../../helpers/orchestration';
+import { dtstart, recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
@@ -196,6 +196,112 @@ describe('explain a release target', () => {
       { key: 'LOG_LEVEL', change: 'changed' },
       { key: 'REPLICAS', change: 'unchanged' },
     ]);
+  });
+
+  it('explains a deny window (until when), a progression (which environment, how far) and a cooldown', async () => {
+    // A deny window open for the next hour.
+    const windowed = await lane('ex-window');
+    const now = Date.now();
+    await api.policy({
+      name: 'ex freeze',
+      selector: `environment.id == "${windowed.environment}"`,
+      rules: [
+        {
+          deploymentWindow: {
+            rrule: `${dtstart(new Date(now - 60_000))}\nRRULE:FREQ=DAILY`,
+            durationMinutes: 60,
+            timezone: 'UTC',
+            allowWindow: false,
+          },
+        },
+      ],
+    });
+    const frozen = await api.version(windowed.deployment, '1.0.0');
+    const inWindow = await explain(windowed.key, frozen);
+    const windowRule = inWindow.rules.find((rule) => rule.kind === 'deploymentWindow')!;
+    expect(windowRule).toMatchObject({
+      state: 'waiting',
+      reason: expect.stringMatching(/^inside a deny window until /),
+    });
+    expect(Date.parse(windowRule.nextEvaluationAt!)).toBeGreaterThan(now + 58 * 60_000);
+    expect(inWindow.next).toContain(`it looks again at ${inWindow.nextEvaluationAt}`);
+
+    // Production after staging: staging's target has not succeeded yet.
+    const system = await api.system('ex-progress');
+    const staging = await api.environment('ex-staging', 'resource.metadata["lane"] == "ex-staging"', system);
+    const production = await api.environment(
+      'ex-production',
+      'resource.metadata["lane"] == "ex-production"',
+      system,
+    );
+    await api.resource('ex-staging-node', 'service', { lane: 'ex-staging' });
+    const prodNode = await api.resource('ex-production-node', 'service', { lane: 'ex-production' });
+    const deployment = await api.deployment('ex-progress', system, {
+      jobAgents: [{ ref: 'explain-puller' }],
+    });
+    await api.policy({
+      name: 'ex staging first',
+      selector: `environment.id == "${production}"`,
+      rules: [
+        {
+          environmentProgression: {
+            dependsOnEnvironmentSelector: `environment.id == "${staging}"`,
+            minimumSoakTimeMinutes: 30,
+          },
+        },
+        { versionCooldown: { intervalSeconds: 3600 } },
+      ],
+    });
+    const version = await api.version(deployment, '1.0.0');
+    const progressed = await explain(`${prodNode}-${production}-${deployment}`, version);
+    expect(progressed.rules.find((rule) => rule.kind === 'environmentProgression')).toMatchObject({
+      state: 'waiting',
+      reason: 'ex-staging: 0 of 1 targets succeeded, 1 needed',
+      waitingOn: { environmentId: staging, successes: 1 },
+    });
+    // Nothing deployed yet: the cooldown has nothing to cool down from.
+    expect(progressed.rules.find((rule) => rule.kind === 'versionCooldown')).toMatchObject({
+      state: 'passed',
+      reason: 'nothing deployed to cool down from',
+    });
+
+    // Once a version runs, the next one cools down until an hour after the running one was created.
+    await api.agent('explain-runner', 'test-runner', { status: 'successful' });
+    const coolSystem = await api.system('ex-cool');
+    const coolEnv = await api.environment('ex-cool', 'resource.metadata["lane"] == "ex-cool"', coolSystem);
+    const coolNode = await api.resource('ex-cool-node', 'service', { lane: 'ex-cool' });
+    const cool = await api.deployment('ex-cool', coolSystem, { jobAgents: [{ ref: 'explain-runner' }] });
+    await api.policy({
+      name: 'ex cooldown',
+      selector: `environment.id == "${coolEnv}"`,
+      rules: [{ versionCooldown: { intervalSeconds: 3600 } }],
+    });
+    const running = await api.version(cool, '1.0.0');
+    await api.releaseWith(
+      (r) => r.versionId === running && r.phase === 'succeeded',
+      'the first version to run',
+    );
+    const next = await api.version(cool, '1.1.0');
+    const cooling = await explain(`${coolNode}-${coolEnv}-${cool}`, next);
+    const cooldown = cooling.rules.find((rule) => rule.kind === 'versionCooldown')!;
+    expect(cooldown).toMatchObject({
+      state: 'waiting',
+      reason: expect.stringMatching(/^cooling down until /),
+    });
+    expect(Date.parse(cooldown.nextEvaluationAt!)).toBeGreaterThan(Date.now() + 55 * 60_000);
+    expect(cooling.slot.currentRelease).toMatchObject({ versionTag: '1.0.0' });
+  });
+
+  it('documents explain, the variable preview and the policy dry-run in the OpenAPI document', async () => {
+    const document = (await stack.http.get('/openapi.json').expect(200)).body as {
+      paths: Record<string, object>;
+    };
+    for (const path of [
+      '/v1/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/explain',
+      '/v1/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/variables',
+      '/v1/workspaces/{workspaceId}/policies/dry-run',
+    ])
+      expect(Object.keys(document.paths)).toContain(path);
   });
 
   it('answers 404 for another workspace’s target or a version of another deployment', async () => {
