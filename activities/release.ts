@@ -9,8 +9,8 @@ import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
-import type { PlanVerdict, RegoEngine } from '../domain/planValidation';
-import { releasePlanInput } from '../db/releasePlan';
+import type { RegoEngine } from '../domain/planValidation';
+import { withPlanValidation } from '../db/releasePlan';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule } from '../domain/policies';
@@ -97,22 +97,7 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
       const loaded = await loadRelease(fork(), releaseId);
       if (!loaded || loaded.phase !== 'pending') return loaded;
-      const rules = loaded.facts.policies.flatMap((policy) =>
-        policy.rules.flatMap((rule) =>
-          rule.planValidationOpa ? [{ id: rule.id, ...rule.planValidationOpa }] : [],
-        ),
-      );
-      if (rules.length === 0) return loaded;
-      const input = await releasePlanInput(fork(), secrets, releaseId);
-      const planValidation: Record<string, PlanVerdict> = {};
-      for (const rule of rules) {
-        try {
-          planValidation[rule.id] = { denials: await rego.deny(rule.rego, input) };
-        } catch (error) {
-          planValidation[rule.id] = { error: (error as Error).message };
-        }
-      }
-      return { ...loaded, facts: { ...loaded.facts, planValidation } };
+      return withPlanValidation(fork(), secrets, rego, loaded, true);
     },
 
     /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */

@@ -33,6 +33,8 @@ export interface LoadedRelease {
   redeployOverridesPolicies?: boolean;
   /** The highest job attempt so far (0 before the first jobs). */
   lastAttempt: number;
+  /** The release target (absent from activity results recorded before it was added). */
+  target?: ReleaseTargetRef;
   facts: ReleaseFacts;
 }
 
@@ -336,6 +338,11 @@ async function loadFacts(
         redeployRequested: row.redeploy_requested_at !== null,
         redeployOverridesPolicies: row.redeploy_override_reason !== null,
         lastAttempt: row.last_attempt,
+        target: {
+          resourceId: row.resource_id,
+          environmentId: row.environment_id,
+          deploymentId: row.deployment_id,
+        },
         facts: {
           release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },
           version: { ...row.version, createdAt: iso(row.version.createdAt) },

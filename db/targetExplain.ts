@@ -1,9 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
 import { explainTarget, type Explanation, type SlotJob, type TargetSlot } from '../domain/explain';
+import type { RegoEngine } from '../domain/planValidation';
 import type { ReleasePhase } from '../domain/releases';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
+import { withPlanValidation } from './releasePlan';
+import type { SecretBox } from './secrets';
 
 /**
  * Explains a release target for a version (by default the deployment's newest ready one): the
@@ -12,6 +15,7 @@ import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
  */
 export async function explainReleaseTarget(
   em: EntityManager,
+  engines: { secrets: SecretBox; rego: RegoEngine },
   workspaceId: string,
   target: ReleaseTargetRef,
   versionId?: string,
@@ -26,8 +30,13 @@ export async function explainReleaseTarget(
     ? await loadRelease(em, existing.id)
     : (await loadTargetVersionFacts(em, workspaceId, target, version.id)).get(version.id);
   if (!loaded) throw new NotFoundError('version', version.id);
+  // Plan validation as the release's workflow evaluates it: on the plan, by the Rego engine.
+  const judged =
+    loaded.phase === 'pending'
+      ? await withPlanValidation(em, engines.secrets, engines.rego, loaded, existing !== undefined)
+      : loaded;
   return explainTarget({
-    facts: loaded.facts,
+    facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,
     slot: await targetSlot(em, target),
     now: new Date(),

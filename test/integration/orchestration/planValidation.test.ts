@@ -62,7 +62,7 @@ describe('plan validation (OPA)', () => {
   it('blocks a release whose plan the policy denies, and lets the others through', async () => {
     await api.agent('plan-runner', 'test-runner', { status: 'successful' });
     const system = await api.system('plans');
-    await api.environment('prod', 'resource.metadata["lane"] == "plans"', system);
+    const environment = await api.environment('prod', 'resource.metadata["lane"] == "plans"', system);
     const deployment = await api.deployment('validated', system, { jobAgents: [{ ref: 'plan-runner' }] });
     const resource = await api.resource('plans-0', 'service', { lane: 'plans' });
     await api.policy(policyBody(NO_RC));
@@ -80,6 +80,17 @@ describe('plan validation (OPA)', () => {
     );
     expect(blocked.phase).toBe('pending');
     expect(await api.jobs(`&releaseId=${blocked.id}`)).toHaveLength(0);
+
+    // Explain evaluates the rule as the workflow does: on the plan, with the engine.
+    const explained = await api.get<{ rules: { kind: string; state: string; reason: string }[] }>(
+      `/release-targets/${resource}-${environment}-${deployment}/explain?versionId=${rcVersion}`,
+    );
+    expect(explained.rules.find((rule) => rule.kind === 'planValidationOpa')).toEqual(
+      expect.objectContaining({
+        state: 'blocked',
+        reason: 'plan validation gate denies: release candidates do not go to prod',
+      }),
+    );
   });
 
   it('evaluates the rendered plan: a configuration change the policy denies is held', async () => {
