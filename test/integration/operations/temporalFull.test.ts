@@ -83,7 +83,12 @@ describeFull(title, () => {
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection, namespace: server.namespace });
-      const described = await client.workflow.getHandle(`version-rollout/${versionId}`).describe();
+      // A restarted cluster answers its frontend before its history shards are owned again
+      // ("Not enough hosts to serve the request"): ask until they are.
+      const described = await eventually(
+        () => client.workflow.getHandle(`version-rollout/${versionId}`).describe(),
+        { what: 'the restarted server to describe the rollout', timeoutMs: 60_000, intervalMs: 500 },
+      );
       expect(described.status.name).toBe('COMPLETED');
     } finally {
       await connection.close();
