@@ -19,6 +19,7 @@ import {
 } from './commands/temporalServer';
 import { ConfigError, loadConfig, type Config } from './config';
 import { explainCommand, type ExplainCommandOptions } from './commands/explain';
+import { withWorkspaceConnection } from './commands/workspaceConnection';
 import { ensureOpa } from './opa';
 import { ensureTemporalCli, temporalCliVersion } from './temporalCli';
 import { ensureTemporalServer } from './temporalFull';
@@ -141,46 +142,35 @@ program
     }
   });
 
-program
-  .command('apply')
-  .description(
-    'Create or update systems, environments, deployments, variables, resources, job agents, policies and versions from YAML',
-  )
-  .requiredOption(
-    '-f, --file <path...>',
-    'YAML files (several documents each, separated by ---) or directories',
-  )
-  .option('--dry-run', 'print what would change and change nothing')
-  .option('--rewrite-secrets', 'write secrets even where one is stored (they cannot be read back to compare)')
-  .option('--api <url>', 'the Flightdeck API URL', process.env.FLIGHTDECK_API_URL)
-  .option('--key <apiKey>', 'an API key of the workspace', process.env.FLIGHTDECK_API_KEY)
-  .option(
-    '--workspace <id>',
-    "the workspace id (default: the key's workspace)",
-    process.env.FLIGHTDECK_WORKSPACE_ID,
-  )
-  .option('--ca <file>', 'a CA certificate to trust (a self-signed server)')
-  .action(async (options: ApplyCommandOptions) => {
-    process.exitCode = await applyCommand(options);
-  });
+withWorkspaceConnection(
+  program
+    .command('apply')
+    .description(
+      'Create or update systems, environments, deployments, variables, resources, job agents, policies and versions from YAML',
+    )
+    .requiredOption(
+      '-f, --file <path...>',
+      'YAML files (several documents each, separated by ---) or directories',
+    )
+    .option('--dry-run', 'print what would change and change nothing')
+    .option(
+      '--rewrite-secrets',
+      'write secrets even where one is stored (they cannot be read back to compare)',
+    ),
+).action(async (options: ApplyCommandOptions) => {
+  process.exitCode = await applyCommand(options);
+});
 
-program
-  .command('explain')
-  .description('Why a release target is (not) on a version: each rule, the slot, what happens next')
-  .requiredOption('--target <key>', 'the release target: <resourceId>-<environmentId>-<deploymentId>')
-  .option('--version <id>', 'a version of the deployment (default: its newest ready one)')
-  .option('--json', 'print the API answer instead of the table')
-  .option('--api <url>', 'the Flightdeck API URL', process.env.FLIGHTDECK_API_URL)
-  .option('--key <apiKey>', 'an API key of the workspace', process.env.FLIGHTDECK_API_KEY)
-  .option(
-    '--workspace <id>',
-    "the workspace id (default: the key's workspace)",
-    process.env.FLIGHTDECK_WORKSPACE_ID,
-  )
-  .option('--ca <file>', 'a CA certificate to trust (a self-signed server)')
-  .action(async (options: ExplainCommandOptions) => {
-    process.exitCode = await explainCommand(options);
-  });
+withWorkspaceConnection(
+  program
+    .command('explain')
+    .description('Why a release target is (not) on a version: each rule, the slot, what happens next')
+    .requiredOption('--target <key>', 'the release target: <resourceId>-<environmentId>-<deploymentId>')
+    .option('--version <id>', 'a version of the deployment (default: its newest ready one)')
+    .option('--json', 'print the API answer instead of the table'),
+).action(async (options: ExplainCommandOptions) => {
+  process.exitCode = await explainCommand(options);
+});
 
 program
   .command('opa')

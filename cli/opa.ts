@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,7 +98,7 @@ interface Outcome {
 
 /** Runs Rego through an `opa` binary (`RegoEngine`); without a binary every call fails with why. */
 export class OpaEngine implements RegoEngine {
-  private capabilities: string | undefined;
+  private capabilities: Promise<string> | undefined;
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly prlimit = findOnPath('prlimit', process.env);
@@ -114,24 +114,11 @@ export class OpaEngine implements RegoEngine {
         '--format',
         'json',
         '--capabilities',
-        this.capabilitiesFile(),
+        await this.capabilitiesFile(),
         file,
       ]);
       if (checked.code !== 0) return describeCheckErrors(checked, file);
-      const probe = await this.opa(
-        [
-          'eval',
-          '--format',
-          'json',
-          '--capabilities',
-          this.capabilitiesFile(),
-          '--data',
-          file,
-          '--stdin-input',
-          `data.${pkg}.deny`,
-        ],
-        '{}',
-      );
+      const probe = await this.evalDeny(file, pkg, {});
       if (probe.code !== 0) return failure(probe);
       const value = resultValue(probe.stdout);
       if (value === undefined) return `the policy defines no \`deny\` rule in package ${pkg}`;
@@ -144,20 +131,7 @@ export class OpaEngine implements RegoEngine {
     const pkg = regoPackage(source);
     if (!pkg) throw new OpaError('the policy declares no package');
     return this.withPolicy(source, async (file) => {
-      const evaluated = await this.opa(
-        [
-          'eval',
-          '--format',
-          'json',
-          '--capabilities',
-          this.capabilitiesFile(),
-          '--data',
-          file,
-          '--stdin-input',
-          `data.${pkg}.deny`,
-        ],
-        JSON.stringify(input),
-      );
+      const evaluated = await this.evalDeny(file, pkg, input);
       if (evaluated.code !== 0) throw new OpaError(failure(evaluated));
       const value = resultValue(evaluated.stdout);
       const messages = Array.isArray(value) ? value : [];
@@ -175,20 +149,42 @@ export class OpaEngine implements RegoEngine {
     return this.binary;
   }
 
+  /** The policy's `deny` set for `input`, as `opa eval` answers it. */
+  private async evalDeny(file: string, pkg: string, input: unknown): Promise<Outcome> {
+    return this.opa(
+      [
+        'eval',
+        '--format',
+        'json',
+        '--capabilities',
+        await this.capabilitiesFile(),
+        '--data',
+        file,
+        '--stdin-input',
+        `data.${pkg}.deny`,
+      ],
+      JSON.stringify(input),
+    );
+  }
+
   /** The capabilities file: the binary's own builtins but the forbidden ones; written once per process. */
-  private capabilitiesFile(): string {
-    if (this.capabilities) return this.capabilities;
-    const listed = spawnSync(this.requireBinary(), ['capabilities', '--current'], {
-      encoding: 'utf8',
-      timeout: PROCESS_TIMEOUT_MS,
-      maxBuffer: 16 * OUTPUT_LIMIT,
+  private capabilitiesFile(): Promise<string> {
+    this.capabilities ??= this.writeCapabilities().catch((error: unknown) => {
+      // A failure is not remembered: the next call tries again.
+      this.capabilities = undefined;
+      throw error;
     });
-    if (listed.status !== 0) throw new OpaError(`opa capabilities failed: ${listed.stderr.slice(0, 500)}`);
+    return this.capabilities;
+  }
+
+  private async writeCapabilities(): Promise<string> {
+    const listed = await this.opa(['capabilities', '--current']);
+    if (listed.code !== 0) throw new OpaError(`opa capabilities failed: ${failure(listed)}`);
     const capabilities = JSON.parse(listed.stdout) as { builtins: { name: string }[] };
     capabilities.builtins = capabilities.builtins.filter((builtin) => !FORBIDDEN_BUILTINS.has(builtin.name));
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-opa-')), 'capabilities.json');
-    fs.writeFileSync(file, JSON.stringify(capabilities));
-    this.capabilities = file;
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'flightdeck-opa-'));
+    const file = path.join(dir, 'capabilities.json');
+    await fs.promises.writeFile(file, JSON.stringify(capabilities));
     return file;
   }
 

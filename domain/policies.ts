@@ -4,6 +4,7 @@ import { JOB_STATUSES } from './jobStatus';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
 import { MAX_REGO_LENGTH, regoPackage } from './planValidation';
+import { RULE_KIND_NAMES, ruleKind, type RuleKind } from './ruleKinds';
 
 /**
  * Policy rules (Ctrlplane's rule kinds). Each rule object carries exactly one kind. This module
@@ -250,9 +251,9 @@ export const RULE_KINDS = {
   verification: VerificationRule,
   deploymentDependency: DeploymentDependencyRule,
   planValidationOpa: PlanValidationOpaRule,
-} as const;
+} as const satisfies Record<RuleKind, z.ZodType>;
 
-export type RuleKind = keyof typeof RULE_KINDS;
+export { ruleKind, type RuleKind };
 
 /** A rule as written: an optional id and exactly one kind. */
 export const PolicyRuleInput = z
@@ -261,13 +262,13 @@ export const PolicyRuleInput = z
     ...Object.fromEntries(Object.entries(RULE_KINDS).map(([kind, schema]) => [kind, schema.optional()])),
   } as { id: z.ZodOptional<z.ZodUUID> } & { [K in RuleKind]: z.ZodOptional<(typeof RULE_KINDS)[K]> })
   .superRefine((rule, ctx) => {
-    const kinds = (Object.keys(RULE_KINDS) as RuleKind[]).filter((kind) => rule[kind] !== undefined);
+    const kinds = RULE_KIND_NAMES.filter((kind) => rule[kind] !== undefined);
     if (kinds.length !== 1) {
       ctx.addIssue({
         code: 'custom',
         message:
           kinds.length === 0
-            ? `a rule needs one of: ${Object.keys(RULE_KINDS).join(', ')}`
+            ? `a rule needs one of: ${RULE_KIND_NAMES.join(', ')}`
             : `a rule holds exactly one kind, this one has ${kinds.join(' and ')}`,
       });
     }
@@ -275,7 +276,3 @@ export const PolicyRuleInput = z
 
 export type PolicyRuleInput = z.output<typeof PolicyRuleInput>;
 export type PolicyRule = PolicyRuleInput & { id: string };
-
-export function ruleKind(rule: PolicyRuleInput): RuleKind {
-  return (Object.keys(RULE_KINDS) as RuleKind[]).find((kind) => rule[kind] !== undefined)!;
-}

@@ -1,6 +1,7 @@
 import { versionSelected } from './eligibility';
 import { policyRuleEvaluations, type ReleaseFacts, type RuleEvaluation, type RuleState } from './gates';
 import type { PolicyRule } from './policies';
+import { ruleKind } from './ruleKinds';
 
 /**
  * A policy tried before it is saved: each of its rules evaluated, by the gates' own code, on a
@@ -40,11 +41,7 @@ export function dryRunPolicy(
   now: Date,
 ): DryRunRule[] {
   const results: DryRunRule[] = rules.map((rule, index) => {
-    // The rule's one kind. (Not `ruleKind` from ./policies: importing its zod schemas here would
-    // build them before api/schemas/zod.ts extends zod with `.openapi`.)
-    const kind = Object.keys(rule).find(
-      (key) => key !== 'id' && rule[key as keyof PolicyRule] !== undefined,
-    )!;
+    const kind = ruleKind(rule);
     return {
       index,
       kind,

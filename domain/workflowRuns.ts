@@ -98,16 +98,6 @@ export function checkInputDeclarations(declarations: readonly WorkflowInputDecla
   return issues;
 }
 
-/** The entry selectors of a workflow, checked as CEL over `inputs` and `resource`. */
-export function checkAgentSelectors(entries: readonly WorkflowAgentEntry[]): FieldIssue[] {
-  return entries.flatMap((entry, index) => {
-    const problem = checkSelector('workflowJob', entry.selector);
-    return problem
-      ? [{ path: `body.jobAgents[${index}].selector`, message: `invalid CEL: ${describeProblem(problem)}` }]
-      : [];
-  });
-}
-
 /**
  * A run's input values checked against the workflow's declarations: each given value has its
  * declared type, an undeclared key is refused, and a missing one takes its default or is refused.

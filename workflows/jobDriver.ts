@@ -1,11 +1,7 @@
-import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { HEARTBEAT_TIMEOUT } from './definitions';
-
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+import { databaseSteps } from './steps';
 
 const agents = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -47,7 +43,9 @@ export class JobDriver {
     if (result.kind === 'ended') this.wake();
     if (result.kind === 'scheduled') {
       const { afterSeconds, status, message } = result;
-      this.inBackground(sleep(afterSeconds * 1000).then(() => steps.completeJob(jobId, status, message)));
+      this.inBackground(
+        sleep(afterSeconds * 1000).then(() => databaseSteps.completeJob(jobId, status, message)),
+      );
     }
   }
 

@@ -3,7 +3,6 @@ import {
   condition,
   continueAsNew,
   proxyActivities,
-  proxyLocalActivities,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -28,18 +27,13 @@ import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
 import { HEARTBEAT_TIMEOUT, type ReleaseView } from './definitions';
 import { JobDriver } from './jobDriver';
 import { searchAttributes } from './searchAttributes';
+import { databaseSteps } from './steps';
 
 /**
- * The release's database steps are short and idempotent: local activities, run by the worker that
- * runs the workflow and recorded in its history as markers, without a round trip to the server
- * each. Steps that reach other systems (dispatch to an agent, an HTTP probe) are ordinary
- * activities, each visible as such in the history.
+ * The release's database steps are local activities (workflows/steps.ts); steps that reach other
+ * systems (dispatch to an agent, an HTTP probe) are ordinary activities, each visible as such in
+ * the history.
  */
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
 const probes = proxyActivities<Activities>({
   // An HTTP probe has its own timeout (at most 300 s); a retry only covers a lost worker.
   startToCloseTimeout: '6 minutes',
@@ -107,7 +101,7 @@ export class ReleaseRun {
     let outcome = await this.runOnce();
     while (this.woken) {
       this.woken = false;
-      const loaded = await steps.loadReleaseFacts(this.input.releaseId);
+      const loaded = await databaseSteps.loadReleaseFacts(this.input.releaseId);
       if (loaded && !isTerminalReleasePhase(loaded.phase)) outcome = await this.runOnce();
     }
     return outcome;
@@ -124,7 +118,7 @@ export class ReleaseRun {
     const { releaseId } = this.input;
     for (;;) {
       this.woken = false;
-      const loaded = await steps.loadReleaseFacts(releaseId);
+      const loaded = await databaseSteps.loadReleaseFacts(releaseId);
       if (!loaded) return { phase: 'gone' };
       this.view.phase = loaded.phase;
       if (isTerminalReleasePhase(loaded.phase)) return { phase: loaded.phase };
@@ -134,12 +128,12 @@ export class ReleaseRun {
         : loaded.facts;
       const evaluation = evaluateGates(facts, new Date());
       if (!sameEvaluation(this.view.evaluation, evaluation))
-        await steps.recordEvaluation(releaseId, evaluation);
+        await databaseSteps.recordEvaluation(releaseId, evaluation);
       this.view.evaluation = evaluation;
       if (evaluation.decision === 'superseded') return this.end('superseded', evaluation.reason);
       if (evaluation.decision === 'withdrawn') return this.end('cancelled', evaluation.reason);
       if (evaluation.decision === 'proceed') {
-        const started = await steps.startJobs(releaseId, loaded.lastAttempt + 1);
+        const started = await databaseSteps.startJobs(releaseId, loaded.lastAttempt + 1);
         if (started.outcome === 'started') return 'running';
         if (started.outcome === 'finished') continue;
       }
@@ -153,7 +147,7 @@ export class ReleaseRun {
     const { releaseId } = this.input;
     for (;;) {
       this.woken = false;
-      const progress = await steps.releaseProgress(releaseId);
+      const progress = await databaseSteps.releaseProgress(releaseId);
       if (!progress) return { phase: 'gone' };
       this.view.phase = progress.phase;
       if (isTerminalReleasePhase(progress.phase)) {
@@ -178,10 +172,10 @@ export class ReleaseRun {
 
       if (actions.verdict.kind === 'succeeded') return this.end('succeeded', actions.verdict.reason);
       if (actions.verdict.kind === 'failed') {
-        const retry = decideRetry(await steps.releaseRules(releaseId), attemptOutcomes(progress));
+        const retry = decideRetry(await databaseSteps.releaseRules(releaseId), attemptOutcomes(progress));
         if (!retry.retry) return this.end('failed', `${actions.verdict.reason}; ${retry.reason}`);
         await sleep(retry.backoffMs);
-        await steps.startJobs(releaseId, progress.attempt + 1);
+        await databaseSteps.startJobs(releaseId, progress.attempt + 1);
         continue;
       }
       await this.wait();
@@ -197,7 +191,7 @@ export class ReleaseRun {
       })),
     );
     const { passed, message } = verificationResult(results);
-    await steps.settleVerification(verification.id, passed, message);
+    await databaseSteps.settleVerification(verification.id, passed, message);
   }
 
   /** Takes a metric's measurements on its interval until its score is known; a probe that fails for good fails it. */
@@ -211,7 +205,7 @@ export class ReleaseRun {
       let passed: boolean;
       if (metric.provider.type === 'sleep') {
         await sleep(ruleTimerMs(metric.provider.durationSeconds));
-        passed = (await steps.recordSleepMeasurement(verificationId, metric.name)).passed;
+        passed = (await databaseSteps.recordSleepMeasurement(verificationId, metric.name)).passed;
       } else {
         try {
           passed = (await probes.measureHttpMetric(verificationId, index)).passed;
@@ -252,7 +246,7 @@ export class ReleaseRun {
     phase: 'succeeded' | 'failed' | 'cancelled' | 'superseded',
     reason: string,
   ): Promise<ReleaseOutcome> {
-    await steps.finishRelease(this.input.releaseId, phase, reason);
+    await databaseSteps.finishRelease(this.input.releaseId, phase, reason);
     this.view.phase = phase;
     return { phase, reason };
   }

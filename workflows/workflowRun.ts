@@ -1,20 +1,9 @@
-import {
-  condition,
-  continueAsNew,
-  proxyLocalActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { historyIsFull } from '../domain/releaseProgress';
 import { runActions, type WorkflowRunStatus } from '../domain/workflowRuns';
 import { wakeSignal } from './definitions';
 import { JobDriver } from './jobDriver';
-
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+import { databaseSteps } from './steps';
 
 /** Without a wake, a run looks again this often: a lost wake never strands it. */
 const IDLE_WAIT_MS = 10 * 60_000;
@@ -43,14 +32,14 @@ export async function workflowRunWorkflow(
   });
   for (;;) {
     woken = false;
-    const run = await steps.workflowRunJobs(input.runId);
+    const run = await databaseSteps.workflowRunJobs(input.runId);
     if (!run) return { status: 'gone' };
     if (run.status !== 'running') return { status: run.status };
     const actions = runActions(run.jobs, jobs.handled);
     for (const jobId of actions.follow) jobs.startFollowing(jobId);
     for (const jobId of actions.dispatch) await jobs.dispatch(jobId);
     if (actions.outcome !== 'running') {
-      await steps.finishWorkflowRun(input.runId, actions.outcome);
+      await databaseSteps.finishWorkflowRun(input.runId, actions.outcome);
       return { status: actions.outcome };
     }
     await condition(() => woken, IDLE_WAIT_MS);

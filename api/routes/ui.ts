@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { NotFoundError, UnauthenticatedError } from '../../domain/errors';
+import { isUuid } from '../../domain/uuid';
 import type { AppContext, AppState } from '../route';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
@@ -22,12 +23,10 @@ export interface BoardLinks {
   temporalUi?: { url: string; namespace: string };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A path id the board links to; anything else is not found. */
 function idParam(ctx: AppContext, name: string, kind: string): string {
   const id = ctx.params[name] ?? '';
-  if (!UUID.test(id)) throw new NotFoundError(kind, id.slice(0, 100));
+  if (!isUuid(id)) throw new NotFoundError(kind, id.slice(0, 100));
   return id;
 }
 

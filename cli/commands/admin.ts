@@ -1,3 +1,4 @@
+import { isUuid } from '../../domain/uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { migrate, openDatabase, type Database } from '../../db/database';
 import { ApiKeyStore, type ApiKeySummary } from '../../db/stores/apiKeys';
@@ -66,11 +67,9 @@ export async function createApiKeyCommand(
 
 const when = (date: Date | null | undefined) => (date ? date.toISOString() : '-');
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Ids are checked here, so a typo reads as such rather than as PostgreSQL's uuid syntax error. */
 function assertUuid(value: string, what: string): void {
-  if (!UUID.test(value)) throw new Error(`${what} must be a UUID, not "${value}"`);
+  if (!isUuid(value)) throw new Error(`${what} must be a UUID, not "${value}"`);
 }
 
 /** Every key of the workspace, revoked ones included; never a key or its hash (only its prefix). */

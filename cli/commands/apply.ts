@@ -1,16 +1,17 @@
-import { ApiClient } from '../apiClient';
+import {
+  connect,
+  missingConnection,
+  workspaceOf,
+  type WorkspaceConnectionOptions,
+} from './workspaceConnection';
 import { applyDocuments, ApplyRefused, ApplyStopped, type Change } from '../apply/applier';
 import { readDocuments } from '../apply/documents';
 import { WorkspaceApi } from '../apply/workspaceApi';
 
-export interface ApplyCommandOptions {
+export interface ApplyCommandOptions extends WorkspaceConnectionOptions {
   file: string[];
   dryRun?: boolean;
   rewriteSecrets?: boolean;
-  api?: string;
-  key?: string;
-  workspace?: string;
-  ca?: string;
 }
 
 type Write = (line: string) => void;
@@ -31,12 +32,9 @@ export async function applyCommand(
   out: Write = (line) => process.stdout.write(`${line}\n`),
   err: Write = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
-  const missing = [
-    options.api ? undefined : '--api (or FLIGHTDECK_API_URL)',
-    options.key ? undefined : '--key (or FLIGHTDECK_API_KEY)',
-  ].filter(Boolean);
-  if (missing.length > 0) {
-    err(`flightdeck apply: missing ${missing.join(', ')}`);
+  const missing = missingConnection(options);
+  if (missing) {
+    err(`flightdeck apply: ${missing}`);
     return 1;
   }
   let read: ReturnType<typeof readDocuments>;
@@ -52,9 +50,9 @@ export async function applyCommand(
     err(`flightdeck apply: ${errors.length} invalid document(s); nothing was changed.`);
     return 1;
   }
-  const client = new ApiClient({ apiUrl: options.api!, apiKey: options.key!, caFile: options.ca });
+  const client = connect(options);
   try {
-    const workspaceId = options.workspace ?? (await onlyWorkspace(client));
+    const workspaceId = await workspaceOf(client, options);
     const dryRun = options.dryRun ?? false;
     out(
       `${dryRun ? 'Planning' : 'Applying'} ${documents.length} document(s) from ${options.file.join(', ')} to workspace ${workspaceId}`,
@@ -85,19 +83,6 @@ export async function applyCommand(
   } finally {
     client.close();
   }
-}
-
-/** Without --workspace, the key's own workspace (a workspace key sees exactly one). */
-/** The workspace of a key that reaches exactly one. */
-export async function onlyWorkspace(client: ApiClient): Promise<string> {
-  const response = await client.request<{ items?: { id: string }[] }>('GET', 'v1/workspaces');
-  const items = response.body?.items ?? [];
-  if (response.status !== 200 || items.length !== 1) {
-    throw new Error(
-      `cannot tell the workspace from the key (GET /v1/workspaces answered ${response.status}); give --workspace`,
-    );
-  }
-  return items[0]!.id;
 }
 
 function describe(change: Change, dryRun: boolean): string {

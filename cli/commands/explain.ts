@@ -1,14 +1,14 @@
-import { ApiClient } from '../apiClient';
 import type { Explanation } from '../../domain/explain';
-import { onlyWorkspace } from './apply';
+import {
+  connect,
+  missingConnection,
+  workspaceOf,
+  type WorkspaceConnectionOptions,
+} from './workspaceConnection';
 
-export interface ExplainCommandOptions {
+export interface ExplainCommandOptions extends WorkspaceConnectionOptions {
   target: string;
   version?: string;
-  api?: string;
-  key?: string;
-  workspace?: string;
-  ca?: string;
   json?: boolean;
 }
 
@@ -72,13 +72,14 @@ export async function explainCommand(
   out: Write = (line) => process.stdout.write(`${line}\n`),
   err: Write = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
-  if (!options.api || !options.key) {
-    err('flightdeck explain: missing --api (or FLIGHTDECK_API_URL) or --key (or FLIGHTDECK_API_KEY)');
+  const missing = missingConnection(options);
+  if (missing) {
+    err(`flightdeck explain: ${missing}`);
     return 1;
   }
-  const client = new ApiClient({ apiUrl: options.api, apiKey: options.key, caFile: options.ca });
+  const client = connect(options);
   try {
-    const workspaceId = options.workspace ?? (await onlyWorkspace(client));
+    const workspaceId = await workspaceOf(client, options);
     const query = options.version ? `?versionId=${encodeURIComponent(options.version)}` : '';
     const response = await client.request<Explanation & { detail?: string }>(
       'GET',

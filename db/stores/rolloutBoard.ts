@@ -93,9 +93,9 @@ export class RolloutBoardStore {
       [workspaceId],
     );
     const waiting = await this.em.execute<
-      { deployment_id: string; environment_id: string; reason: string; n: number }[]
+      { deploymentId: string; environmentId: string; reason: string; n: number }[]
     >(
-      `SELECT deployment_id, environment_id, reason, n FROM (
+      `SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", reason, n FROM (
          SELECT deployment_id, environment_id, coalesce(phase_reason, 'not evaluated yet') AS reason, count(*)::int AS n,
                 row_number() OVER (PARTITION BY deployment_id, environment_id ORDER BY count(*) DESC) AS rank
            FROM release WHERE workspace_id = ? AND phase = 'pending'
@@ -104,9 +104,10 @@ export class RolloutBoardStore {
       [workspaceId],
     );
     const jobs = await this.em.execute<
-      (BoardCell['activeJobs'][number] & { deployment_id: string; environment_id: string })[]
+      (BoardCell['activeJobs'][number] & { deploymentId: string; environmentId: string })[]
     >(
-      `SELECT deployment_id, environment_id, id, status, "releaseId", agent, resource FROM (
+      `SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", id, status, "releaseId", agent,
+              resource FROM (
          SELECT j.deployment_id, j.environment_id, j.id, j.status, j.release_id AS "releaseId",
                 CASE WHEN a.id IS NOT NULL THEN json_build_object('id', a.id, 'name', a.name) END AS agent,
                 r.name AS resource,
@@ -118,12 +119,8 @@ export class RolloutBoardStore {
         WHERE rank <= ${JOBS_PER_CELL}`,
       [workspaceId],
     );
-    const key = (row: {
-      deployment_id?: string;
-      environment_id?: string;
-      deploymentId?: string;
-      environmentId?: string;
-    }) => `${row.deployment_id ?? row.deploymentId}/${row.environment_id ?? row.environmentId}`;
+    const key = (row: { deploymentId: string; environmentId: string }) =>
+      `${row.deploymentId}/${row.environmentId}`;
     return {
       deployments,
       environments,

@@ -1,10 +1,10 @@
+import { isUuid } from '../../domain/uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { selectorContext, selectorMatches } from '../../domain/selectors';
 import { slugify } from '../../domain/slug';
 import {
-  checkAgentSelectors,
   checkInputDeclarations,
   MAX_SELECTED_ENTITIES,
   planWorkflowRun,
@@ -99,7 +99,6 @@ export class WorkflowStore {
     const slug = input.slug ?? existing?.slug ?? slugify(input.name);
     const issues: FieldIssue[] = [
       ...checkInputDeclarations(input.inputs),
-      ...checkAgentSelectors(input.jobAgents),
       ...(await this.unknownAgents(workspaceId, input.jobAgents)),
     ];
     if (slug === '')
@@ -133,7 +132,9 @@ export class WorkflowStore {
     workspaceId: string,
     entries: readonly WorkflowAgentEntry[],
   ): Promise<FieldIssue[]> {
-    const agents = await this.runAgents(workspaceId);
+    const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
+      fields: ['id', 'name'],
+    });
     return entries.flatMap((entry, index) =>
       agents.some((agent) => agent.id === entry.ref || agent.name === entry.ref)
         ? []
@@ -141,8 +142,11 @@ export class WorkflowStore {
     );
   }
 
-  private async runAgents(workspaceId: string): Promise<RunAgent[]> {
-    const agents = await this.em.find(JobAgentSchema, { workspaceId }, { orderBy: { name: 'asc' } });
+  /** The agents the entries name, their secrets opened for the jobs' configuration. */
+  private async runAgents(workspaceId: string, entries: readonly WorkflowAgentEntry[]): Promise<RunAgent[]> {
+    const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
+      orderBy: { name: 'asc' },
+    });
     return agents.map((agent) => ({
       id: agent.id,
       name: agent.name,
@@ -184,7 +188,7 @@ export class WorkflowStore {
       })),
       inputs,
       resources,
-      agents: await this.runAgents(workspaceId),
+      agents: await this.runAgents(workspaceId, workflow.jobAgents),
     });
     const box = jobSecrets(this.secrets, { workspaceId, workflowRunId: runId });
     return this.em.transactional(async (tx) => {
@@ -277,4 +281,10 @@ export class WorkflowStore {
       items: runs.items.map((run) => ({ run, jobs: jobs.filter((job) => job.workflowRunId === run.id) })),
     };
   }
+}
+
+/** The agents the entries name, by id or name. */
+function namedAgents(workspaceId: string, entries: readonly WorkflowAgentEntry[]) {
+  const refs = entries.map((entry) => entry.ref);
+  return { workspaceId, $or: [{ name: { $in: refs } }, { id: { $in: refs.filter(isUuid) } }] };
 }

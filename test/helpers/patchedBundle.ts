@@ -12,7 +12,7 @@ const ROOT = path.join(__dirname, '..', '..');
  * without it (and keep running without it); the others take it.
  */
 export const PATCH_ID = 'read-rules-at-each-look';
-const LOOK = 'const progress = await steps.releaseProgress(releaseId);';
+const LOOK = 'const progress = await databaseSteps.releaseProgress(releaseId);';
 const SDK_IMPORT_END = "} from '@temporalio/workflow';";
 
 /**
@@ -25,7 +25,7 @@ export async function buildPatchedBundle(): Promise<string> {
   for (const expected of [LOOK, SDK_IMPORT_END])
     if (!source.includes(expected)) throw new Error(`workflows/releaseRun.ts no longer has "${expected}"`);
   const patched = source
-    .replace(LOOK, `if (patched('${PATCH_ID}')) await steps.releaseRules(releaseId);\n      ${LOOK}`)
+    .replace(LOOK, `if (patched('${PATCH_ID}')) await databaseSteps.releaseRules(releaseId);\n      ${LOOK}`)
     .replace(SDK_IMPORT_END, `  patched,\n${SDK_IMPORT_END}`)
     .replace(/from '\.\.\/([^']+)'/g, (_match, file: string) => `from '${path.join(ROOT, file)}'`)
     .replace(/from '\.\/([^']+)'/g, (_match, file: string) => `from '${path.join(ROOT, 'workflows', file)}'`);

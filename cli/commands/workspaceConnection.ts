@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+import { ApiClient } from '../apiClient';
+
+/** How a CLI command reaches one workspace of a Flightdeck API (`apply`, `explain`). */
+export interface WorkspaceConnectionOptions {
+  api?: string;
+  key?: string;
+  workspace?: string;
+  ca?: string;
+}
+
+/** The options every workspace command takes, with their environment defaults. */
+export function withWorkspaceConnection(command: Command): Command {
+  return command
+    .option('--api <url>', 'the Flightdeck API URL', process.env.FLIGHTDECK_API_URL)
+    .option('--key <apiKey>', 'an API key of the workspace', process.env.FLIGHTDECK_API_KEY)
+    .option(
+      '--workspace <id>',
+      "the workspace id (default: the key's workspace)",
+      process.env.FLIGHTDECK_WORKSPACE_ID,
+    )
+    .option('--ca <file>', 'a CA certificate to trust (a self-signed server)');
+}
+
+/** What the options lack to connect, as a message; undefined when nothing does. */
+export function missingConnection(options: WorkspaceConnectionOptions): string | undefined {
+  const missing = [
+    options.api ? undefined : '--api (or FLIGHTDECK_API_URL)',
+    options.key ? undefined : '--key (or FLIGHTDECK_API_KEY)',
+  ].filter(Boolean);
+  return missing.length > 0 ? `missing ${missing.join(', ')}` : undefined;
+}
+
+export function connect(options: WorkspaceConnectionOptions): ApiClient {
+  return new ApiClient({ apiUrl: options.api!, apiKey: options.key!, caFile: options.ca });
+}
+
+/** The workspace to act on: --workspace, else the key's own (a workspace key sees exactly one). */
+export async function workspaceOf(client: ApiClient, options: WorkspaceConnectionOptions): Promise<string> {
+  if (options.workspace) return options.workspace;
+  const response = await client.request<{ items?: { id: string }[] }>('GET', 'v1/workspaces');
+  const items = response.body?.items ?? [];
+  if (response.status !== 200 || items.length !== 1) {
+    throw new Error(
+      `cannot tell the workspace from the key (GET /v1/workspaces answered ${response.status}); give --workspace`,
+    );
+  }
+  return items[0]!.id;
+}
