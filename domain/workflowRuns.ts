@@ -1,7 +1,6 @@
 import { ValidationError, type FieldIssue } from './errors';
 import { AGENT_OWNED_KEYS } from './jobAgents';
-import { isPushAgent, type JobAgentType } from './jobAgentTypes';
-import { isTerminalJobStatus, type JobStatus } from './jobStatus';
+import type { JobAgentType } from './jobAgentTypes';
 import { deepMerge, type JsonObject } from './jobConfig';
 import { checkSelector, describeProblem, selectorMatches } from './selectors';
 import { fillTemplate, TemplateError } from './templates';
@@ -239,39 +238,4 @@ function dedupe(issues: FieldIssue[]): FieldIssue[] {
     seen.add(key);
     return true;
   });
-}
-
-export type WorkflowRunStatus = 'running' | 'succeeded' | 'failed';
-
-/** A run's jobs as its workflow looks at them. */
-export interface RunJobState {
-  id: string;
-  status: JobStatus;
-  agentType: JobAgentType | null;
-}
-
-export interface RunActions {
-  /** Pending jobs not dispatched yet by this workflow run. */
-  dispatch: string[];
-  /** Pushed jobs under way: followed (again, after a continue-as-new) until they end. */
-  follow: string[];
-  /** `running` until every job has ended; then whether every job succeeded. */
-  outcome: WorkflowRunStatus;
-}
-
-/**
- * What a run's workflow does on a look. `handled` holds the jobs it dispatched already, so a
- * repeated look does nothing twice. A run has ended once every job has; it succeeded if every job did.
- */
-export function runActions(jobs: readonly RunJobState[], handled: ReadonlySet<string>): RunActions {
-  const ended = jobs.every((job) => isTerminalJobStatus(job.status));
-  return {
-    dispatch: jobs.filter((job) => job.status === 'pending' && !handled.has(job.id)).map((job) => job.id),
-    follow: jobs
-      .filter(
-        (job) => isPushAgent(job.agentType) && job.status !== 'pending' && !isTerminalJobStatus(job.status),
-      )
-      .map((job) => job.id),
-    outcome: !ended ? 'running' : jobs.every((job) => job.status === 'successful') ? 'succeeded' : 'failed',
-  };
 }

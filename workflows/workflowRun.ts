@@ -1,6 +1,6 @@
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { historyIsFull } from '../domain/releaseProgress';
-import { runActions, type WorkflowRunStatus } from '../domain/workflowRuns';
+import { runActions, type WorkflowRunStatus } from '../domain/workflowRunProgress';
 import { wakeSignal } from './definitions';
 import { JobDriver } from './jobDriver';
 import { databaseSteps } from './steps';

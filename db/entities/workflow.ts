@@ -1,9 +1,6 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import type {
-  WorkflowAgentEntry,
-  WorkflowInputDeclaration,
-  WorkflowRunStatus,
-} from '../../domain/workflowRuns';
+import type { WorkflowRunStatus } from '../../domain/workflowRunProgress';
+import type { WorkflowAgentEntry, WorkflowInputDeclaration } from '../../domain/workflowRuns';
 import { createdAt, timestamps, workspaceScoped } from './common';
 
 /** A workflow: typed inputs and job agent entries, run on demand (domain/workflowRuns.ts). */

@@ -4,10 +4,10 @@ import {
   MAX_RUN_JOBS,
   planWorkflowRun,
   resolveRunInputs,
-  runActions,
   type RunAgent,
   type WorkflowInputDeclaration,
 } from '../../domain/workflowRuns';
+import { runActions } from '../../domain/workflowRunProgress';
 
 const declarations: WorkflowInputDeclaration[] = [
   { key: 'reason', type: 'string' },
