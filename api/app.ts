@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
+import { recordSelectorOverruns } from '../db/selectorOverruns';
 import { createStores, type Stores } from '../db/stores';
 import { ForbiddenError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
@@ -136,6 +137,7 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
 
 export function createApp(deps: AppDeps): FlightdeckApp {
   const routes = [...healthRoutes(deps.readiness), ...apiRoutes];
+  recordSelectorOverruns(deps.orm);
   const openapi = buildOpenApiDocument(routes, deps.version);
   const metrics = createHttpMetrics();
 

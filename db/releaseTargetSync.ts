@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   computeReleaseTargets,
   releaseTargetKey,
+  releaseTargetMatcher,
   type ReleaseTargetRef,
   type SystemLink,
   type TargetDeployment,
@@ -9,6 +10,7 @@ import {
   type TargetResource,
 } from '../domain/releaseTargets';
 import { enqueueOrchestration } from './outbox';
+import { Pacer } from './pace';
 import { openReleasesOfTargets, wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
 
@@ -162,7 +164,14 @@ export async function syncReleaseTargets(
       : needsResources
         ? await loadResources(em, workspaceId, 'resourceIds' in scope ? scope.resourceIds : undefined)
         : [];
-  const desired = computeReleaseTargets({ ...state, resources, onlyDeployments, onlyEnvironments });
+  // Selectors run one resource at a time, letting other requests in between (db/pace.ts).
+  const targetsOf = releaseTargetMatcher({ ...state, onlyDeployments, onlyEnvironments });
+  const pacer = new Pacer();
+  const desired: ReleaseTargetRef[] = [];
+  for (const resource of resources) {
+    await pacer.pace();
+    desired.push(...targetsOf(resource));
+  }
   const changes = difference(state.existing, desired);
   await applyReleaseTargetChanges(em, workspaceId, changes);
   return changes;

@@ -1,30 +1,42 @@
+import { formatUnits, nodeKey } from './celMeter';
+import { priceOf } from './celPrices';
+
 /**
- * A static bound on what evaluating a CEL expression can cost, computed from its parsed AST before
- * it is ever evaluated. Evaluation is synchronous (in the API and in the worker), so nothing can
- * interrupt it once started: an expression is refused unless the worst case is small.
+ * The static half of the CEL budget (README "Security model", CEL budget): bounds on what
+ * evaluating an expression can cost and build, computed from its parsed AST with the calibrated
+ * prices of domain/celPrices.ts before it is ever evaluated. The runtime half, domain/celMeter.ts,
+ * stops an evaluation that costs more than its limit on the records it meets; these bounds refuse,
+ * when an expression is saved or queried, what no record could make cheap:
  *
- * The model, in abstract units (a character, a list element, a node evaluated):
- * - every value has a size bound: a literal its length, a record's field `INPUT_SIZE` (the
- *   request body limit bounds any stored value), `a + b` the sum, a `cel.bind` variable the size
- *   of its value, a comprehension variable the size of what it iterates over;
- * - every node has a cost bound: its operands' cost, plus the size of what it reads or builds;
- * - a comprehension runs its body once per element. The elements' sizes add up to at most the
- *   iterated value's size, so the body's cost is bounded by its cost at an empty element times
- *   the element count plus its growth per unit of element size times the total size; the growth
- *   is the larger of the body's slope at 0 and its mean slope up to the whole size, which bounds
- *   both bodies linear in the element (`t.contains('x')`) and ones that iterate over it again.
+ * - on ordinary records (every field `TYPICAL_SIZE` units), an evaluation must cost at most
+ *   `MAX_TYPICAL_COST`: a cost that comes from the expression's own literals (a `cel.bind` of a long
+ *   split iterated twice around a zoned `getHours`) is refused outright instead of being stopped on
+ *   every record it meets;
+ * - on the largest records (every field `INPUT_SIZE`, the body limit), it must cost at most
+ *   `MAX_WORST_COST` (one pass over a record is fine, pairs of a record's elements are not) and
+ *   build no value larger than `MAX_VALUE_SIZE`: the meter charges a value once it is built, so
+ *   memory is bounded here.
  *
- * `cel.bind` values that double at each level, or comprehensions chained to multiply a literal,
- * exceed `MAX_VALUE_SIZE` long before they could be built; nested comprehensions over records
- * exceed `MAX_COST`.
+ * The model: every value has a size bound (a literal its length, a record's field the assumed
+ * field size, `a + b` the sum, a `cel.bind` variable the size of its value, a comprehension variable
+ * the size of what it iterates over); every node costs its price — `base + perUnit × (sizes read
+ * + size built)`, as the meter charges it — plus its operands; a comprehension runs its body once
+ * per element, the elements' sizes adding up to at most the iterated value's size, so its body costs
+ * at most the body's cost at an empty element times the count plus its growth per unit of element
+ * size times the total (the growth being the larger of its slope at 0 and its mean slope up to the
+ * whole size, which bounds both bodies linear in the element and ones that iterate over it again).
  */
 
 /** The largest value a record can hold: the default request body limit (1 MB). */
 export const INPUT_SIZE = 1 << 20;
+/** A record field's size on ordinary records. */
+export const TYPICAL_SIZE = 64;
 /** The largest value an expression may build: a few record-sized values side by side. */
 export const MAX_VALUE_SIZE = 8 * INPUT_SIZE;
-/** The most an evaluation may cost: a hundred passes over a record-sized value. */
-export const MAX_COST = 100 * INPUT_SIZE;
+/** The most an evaluation may cost on ordinary records: 2 ms. */
+export const MAX_TYPICAL_COST = 2e6;
+/** The most an evaluation may cost on the largest records: 10 s (the meter stops it long before). */
+export const MAX_WORST_COST = 1e10;
 /** Comprehensions (`all`, `exists`, `exists_one`, `map`, `filter`) and `cel.bind` in one expression. */
 export const MAX_COMPREHENSIONS = 8;
 /** Comprehensions inside the body of another. */
@@ -57,6 +69,12 @@ const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter'])
 
 /** Sizes of the variables in scope: `cel.bind` and comprehension variables. */
 type Variables = ReadonlyMap<string, number>;
+
+/** What the estimate assumes of the records the expression reads. */
+interface Assumption {
+  /** The size of any field of a record. */
+  fieldSize: number;
+}
 
 const isNode = (value: unknown): value is Node =>
   typeof value === 'object' && value !== null && typeof (value as Node).op === 'string';
@@ -131,167 +149,165 @@ function overElements(at: (elementSize: number) => Estimate, count: number, tota
   };
 }
 
-function estimate(node: Node, variables: Variables): Estimate {
-  const result = estimateNode(node, variables);
-  if (result.size > MAX_VALUE_SIZE) {
-    throw new CostError({
-      message: `the expression can build a value of ${Math.round(result.size).toExponential(1)} units, more than the limit of ${MAX_VALUE_SIZE}`,
-      position: node.pos,
-    });
-  }
-  return result;
-}
+class Estimator {
+  constructor(private readonly assumption: Assumption) {}
 
-function estimateNode(node: Node, variables: Variables): Estimate {
-  const all = (nodes: Node[]) => nodes.map((n) => estimate(n, variables));
-  switch (node.op) {
-    case 'value':
-      return { size: literalSize(node.args), cost: 1 };
-    case 'id':
-      return { size: variables.get(node.args as string) ?? INPUT_SIZE, cost: 1 };
-    case '.':
-    case '.?': {
-      const operand = estimate((node.args as [Node])[0], variables);
-      return { size: operand.size, cost: operand.cost + 1 };
+  estimate(node: Node, variables: Variables): Estimate {
+    const result = this.estimateNode(node, variables);
+    if (result.size > MAX_VALUE_SIZE) {
+      throw new CostError({
+        message: `the expression can build a value of ${Math.round(result.size).toExponential(1)} units, more than the limit of ${MAX_VALUE_SIZE}`,
+        position: node.pos,
+      });
     }
-    case '[]':
-    case '[?]': {
-      const [operand, key] = all(node.args as Node[]) as [Estimate, Estimate];
-      return { size: operand.size, cost: operand.cost + key.cost + key.size };
-    }
-    case 'list': {
-      const elements = sum(all(node.args as Node[]));
-      const count = (node.args as Node[]).length;
-      return { size: elements.size + count, cost: elements.cost + count };
-    }
-    case 'map': {
-      const entries = sum(all((node.args as [Node, Node][]).flat()));
-      const count = (node.args as unknown[]).length;
-      return { size: entries.size + count, cost: entries.cost + entries.size + count };
-    }
-    case '?:': {
-      const [condition, left, right] = all(node.args as Node[]) as [Estimate, Estimate, Estimate];
-      return {
-        size: Math.max(left.size, right.size),
-        cost: condition.cost + Math.max(left.cost, right.cost) + 1,
-      };
-    }
-    case '!_':
-    case '-_': {
-      const operand = estimate(node.args as Node, variables);
-      return { size: 1, cost: operand.cost + 1 };
-    }
-    case '+': {
-      const [left, right] = all(node.args as Node[]) as [Estimate, Estimate];
-      const size = left.size + right.size;
-      return { size, cost: left.cost + right.cost + size };
-    }
-    case '==':
-    case '!=':
-    case '<':
-    case '<=':
-    case '>':
-    case '>=': {
-      const [left, right] = all(node.args as Node[]) as [Estimate, Estimate];
-      return { size: 1, cost: left.cost + right.cost + Math.min(left.size, right.size) + 1 };
-    }
-    case 'in': {
-      const [element, container] = all(node.args as Node[]) as [Estimate, Estimate];
-      return { size: 1, cost: element.cost + container.cost + element.size + 2 * container.size };
-    }
-    case 'call':
-      return estimateCall(node, variables);
-    case 'rcall':
-      return estimateMethod(node, variables);
-    default: {
-      // && || - * / %: a bool or a number from its operands.
-      const operands = sum(all(node.args as Node[]));
-      return { size: 1, cost: operands.cost + 1 };
+    return result;
+  }
+
+  /** A node's own price on top of its operands', for operands of total size `read` and a result of `size`. */
+  private priced(node: Node, operands: Estimate, size: number): Estimate {
+    const price = priceOf(nodeKey(node));
+    return { size, cost: operands.cost + price.base + price.perUnit * (operands.size + size) };
+  }
+
+  private estimateNode(node: Node, variables: Variables): Estimate {
+    const all = (nodes: Node[]) => nodes.map((n) => this.estimate(n, variables));
+    switch (node.op) {
+      case 'value':
+        return this.priced(node, { size: 0, cost: 0 }, literalSize(node.args));
+      case 'id':
+        return this.priced(
+          node,
+          { size: 0, cost: 0 },
+          variables.get(node.args as string) ?? this.assumption.fieldSize,
+        );
+      case '.':
+      case '.?': {
+        const operand = this.estimate((node.args as [Node])[0], variables);
+        return this.priced(node, operand, operand.size);
+      }
+      case '[]':
+      case '[?]': {
+        const operands = all(node.args as Node[]);
+        return this.priced(node, sum(operands), operands[0]!.size);
+      }
+      case 'list': {
+        const elements = sum(all(node.args as Node[]));
+        return this.priced(node, elements, elements.size + (node.args as Node[]).length);
+      }
+      case 'map': {
+        const entries = sum(all((node.args as [Node, Node][]).flat()));
+        return this.priced(node, entries, entries.size + (node.args as unknown[]).length);
+      }
+      case '?:': {
+        const [condition, left, right] = all(node.args as Node[]) as [Estimate, Estimate, Estimate];
+        const branch = { size: Math.max(left.size, right.size), cost: Math.max(left.cost, right.cost) };
+        return this.priced(node, sum([condition, branch]), branch.size);
+      }
+      case '+': {
+        const operands = sum(all(node.args as Node[]));
+        return this.priced(node, operands, operands.size);
+      }
+      case 'call':
+        return this.estimateCall(node, variables);
+      case 'rcall':
+        return this.estimateMethod(node, variables);
+      default: {
+        // Unary and binary operators: a bool or a number from their operands.
+        const operands = Array.isArray(node.args)
+          ? all(node.args as Node[])
+          : [this.estimate(node.args as Node, variables)];
+        return this.priced(node, sum(operands), 1);
+      }
     }
   }
-}
 
-function estimateCall(node: Node, variables: Variables): Estimate {
-  const [name, args] = node.args as [string, Node[]];
-  const operands = sum(args.map((n) => estimate(n, variables)));
-  if (name === 'has' || name === 'size') return { size: 1, cost: operands.cost + 1 };
-  // Conversions (string(), bytes(), int(), …) and any other function: at most twice their input.
-  const size = 2 * operands.size + 32;
-  return { size, cost: operands.cost + size };
-}
-
-function estimateMethod(node: Node, variables: Variables): Estimate {
-  const [name, receiverNode, argNodes] = node.args as [string, Node, Node[]];
-  if (isBind(node)) {
-    const [variable, valueNode, body] = argNodes as [Node, Node, Node];
-    const value = estimate(valueNode, variables);
-    const result = estimate(body, new Map(variables).set(variable.args as string, value.size));
-    return { size: result.size, cost: value.cost + result.cost + 1 };
+  private estimateCall(node: Node, variables: Variables): Estimate {
+    const [name, args] = node.args as [string, Node[]];
+    const operands = sum(args.map((n) => this.estimate(n, variables)));
+    if (name === 'has' || name === 'size') return this.priced(node, operands, 1);
+    // Conversions (string(), bytes(), int(), …): at most twice their input.
+    return this.priced(node, operands, 2 * operands.size + 32);
   }
-  const receiver = estimate(receiverNode, variables);
-  if (COMPREHENSIONS.has(name)) return estimateComprehension(name, receiver, argNodes, variables);
-  const args = sum(argNodes.map((n) => estimate(n, variables)));
-  const operands = receiver.cost + args.cost;
-  switch (name) {
-    case 'size':
-      return { size: 1, cost: operands + 1 };
-    case 'startsWith':
-    case 'endsWith':
-      return { size: 1, cost: operands + args.size + 1 };
-    case 'contains':
-    case 'indexOf':
-    case 'lastIndexOf':
-      return { size: 1, cost: operands + receiver.size + args.size + 1 };
-    case 'lowerAscii':
-    case 'upperAscii':
-    case 'trim':
-    case 'substring':
-      return { size: receiver.size, cost: operands + receiver.size };
-    case 'join': {
-      const size = receiver.size * (1 + args.size);
-      return { size, cost: operands + size };
+
+  private estimateMethod(node: Node, variables: Variables): Estimate {
+    const [name, receiverNode, argNodes] = node.args as [string, Node, Node[]];
+    if (isBind(node)) {
+      const [variable, valueNode, body] = argNodes as [Node, Node, Node];
+      const value = this.estimate(valueNode, variables);
+      const result = this.estimate(body, new Map(variables).set(variable.args as string, value.size));
+      return this.priced(node, { size: 0, cost: value.cost + result.cost }, result.size);
     }
-    default: {
-      // split() and the rest: at most twice their input (a list of parts and their characters).
-      const size = 2 * (receiver.size + args.size) + 32;
-      return { size, cost: operands + size };
+    const receiver = this.estimate(receiverNode, variables);
+    if (COMPREHENSIONS.has(name)) return this.estimateComprehension(node, receiver, argNodes, variables);
+    const args = sum(argNodes.map((n) => this.estimate(n, variables)));
+    const operands = sum([receiver, args]);
+    switch (name) {
+      case 'size':
+      case 'startsWith':
+      case 'endsWith':
+      case 'contains':
+      case 'indexOf':
+      case 'lastIndexOf':
+        return this.priced(node, operands, 1);
+      case 'lowerAscii':
+      case 'upperAscii':
+      case 'trim':
+      case 'substring':
+        return this.priced(node, operands, receiver.size);
+      case 'join':
+        return this.priced(node, operands, receiver.size * (1 + args.size));
+      default:
+        // split() and the rest: at most twice their input (a list of parts and their characters).
+        return this.priced(node, operands, 2 * operands.size + 32);
     }
   }
+
+  private estimateComprehension(
+    node: Node,
+    receiver: Estimate,
+    args: Node[],
+    variables: Variables,
+  ): Estimate {
+    const name = (node.args as [string])[0];
+    const variable = args[0]!.args as string;
+    const bodies = args.slice(1);
+    // A list or map of size S has at most S elements (keys, for a map) of total size at most S.
+    const count = receiver.size;
+    const perElement = overElements(
+      (elementSize) =>
+        sum(bodies.map((n) => this.estimate(n, new Map(variables).set(variable, elementSize)))),
+      count,
+      receiver.size,
+    );
+    const size = name === 'map' ? perElement.size + count : name === 'filter' ? receiver.size : 1;
+    // The comprehension's own price per unit is its cost of iterating: the iterated value is what it reads.
+    const looped = this.priced(node, { size: receiver.size, cost: receiver.cost + perElement.cost }, 0);
+    return { size, cost: looped.cost };
+  }
 }
 
-function estimateComprehension(
-  name: string,
-  receiver: Estimate,
-  args: Node[],
-  variables: Variables,
-): Estimate {
-  const variable = args[0]!.args as string;
-  const bodies = args.slice(1);
-  // A list or map of size S has at most S elements (keys, for a map) of total size at most S.
-  const count = receiver.size;
-  const perElement = overElements(
-    (elementSize) => sum(bodies.map((n) => estimate(n, new Map(variables).set(variable, elementSize)))),
-    count,
-    receiver.size,
-  );
-  const cost = receiver.cost + perElement.cost + count;
-  if (name === 'map') return { size: perElement.size + count, cost: cost + perElement.size };
-  if (name === 'filter') return { size: receiver.size, cost };
-  return { size: 1, cost };
-}
+const ORDINARY: Assumption = { fieldSize: TYPICAL_SIZE };
+const LARGEST: Assumption = { fieldSize: INPUT_SIZE };
 
 /**
- * Refuses, with a CostError, an expression whose evaluation could cost more than `MAX_COST` or
- * build a value larger than `MAX_VALUE_SIZE`, or that holds too many or too deeply nested
- * comprehensions. `ast` is the parser's tree (before macros are expanded).
+ * Refuses, with a CostError, an expression that holds too many or too deeply nested
+ * comprehensions, that can build a value larger than `MAX_VALUE_SIZE`, or whose evaluation can
+ * cost more than `MAX_TYPICAL_COST` on ordinary records or `MAX_WORST_COST` on the largest.
+ * `ast` is the parser's tree (before macros are expanded).
  */
 export function checkCost(ast: unknown): void {
   if (!isNode(ast)) return;
   checkStructure(ast);
-  const { cost } = estimate(ast, new Map());
-  if (cost > MAX_COST) {
+  const ordinary = new Estimator(ORDINARY).estimate(ast, new Map()).cost;
+  if (ordinary > MAX_TYPICAL_COST) {
     throw new CostError({
-      message: `evaluating the expression can cost ${Math.round(cost).toExponential(1)} units, more than the limit of ${MAX_COST}`,
+      message: `evaluating the expression costs about ${formatUnits(ordinary)} on ordinary records, more than the limit of ${formatUnits(MAX_TYPICAL_COST)}`,
+    });
+  }
+  const worst = new Estimator(LARGEST).estimate(ast, new Map()).cost;
+  if (worst > MAX_WORST_COST) {
+    throw new CostError({
+      message: `evaluating the expression can cost ${formatUnits(worst)} on the largest records, more than the limit of ${formatUnits(MAX_WORST_COST)}`,
     });
   }
 }

@@ -65,6 +65,14 @@ export class ConflictError extends FlightdeckError {
   }
 }
 
+/**
+ * Well-formed, but what it asks would cost more than a request may spend (422): a CEL filter
+ * stopped by its budget. Nothing was changed; a cheaper request can succeed.
+ */
+export class OverBudgetError extends FlightdeckError {
+  readonly code = 'over_budget';
+}
+
 /** A capability the request needs is not available on this server now (503); nothing was changed. */
 export class UnavailableError extends FlightdeckError {
   readonly code = 'unavailable';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { celExpression } from './celSchema';
+import type { HeldSelector } from './selectors';
 import { JOB_STATUSES } from './jobStatus';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
@@ -276,3 +277,54 @@ export const PolicyRuleInput = z
 
 export type PolicyRuleInput = z.output<typeof PolicyRuleInput>;
 export type PolicyRule = PolicyRuleInput & { id: string };
+
+/** The CEL selectors a policy holds, by the path of their field. */
+export function policySelectors(policy: {
+  selector: string;
+  rules: readonly PolicyRuleInput[];
+}): HeldSelector[] {
+  return [
+    { path: 'selector', scope: 'target', expression: policy.selector },
+    ...policy.rules.flatMap((rule, index): HeldSelector[] => [
+      ...(rule.versionSelector
+        ? [
+            {
+              path: `rules[${index}].versionSelector.selector`,
+              scope: 'versionRule' as const,
+              expression: rule.versionSelector.selector,
+            },
+          ]
+        : []),
+      ...(rule.environmentProgression
+        ? [
+            {
+              path: `rules[${index}].environmentProgression.dependsOnEnvironmentSelector`,
+              scope: 'environment' as const,
+              expression: rule.environmentProgression.dependsOnEnvironmentSelector,
+            },
+          ]
+        : []),
+      ...(rule.deploymentDependency
+        ? [
+            {
+              path: `rules[${index}].deploymentDependency.dependsOn`,
+              scope: 'dependency' as const,
+              expression: rule.deploymentDependency.dependsOn,
+            },
+          ]
+        : []),
+      ...(rule.verification?.metrics.flatMap((metric, m) => [
+        {
+          path: `rules[${index}].verification.metrics[${m}].successCondition`,
+          scope: 'measurement' as const,
+          expression: metric.successCondition,
+        },
+        {
+          path: `rules[${index}].verification.metrics[${m}].failureCondition`,
+          scope: 'measurement' as const,
+          expression: metric.failureCondition,
+        },
+      ]) ?? []),
+    ]),
+  ];
+}

@@ -71,6 +71,16 @@ export interface TargetInput {
 
 /** Every target among the given records; each environment and deployment selector runs once per resource. */
 export function computeReleaseTargets(input: TargetInput): ReleaseTargetRef[] {
+  return input.resources.flatMap(releaseTargetMatcher(input));
+}
+
+/**
+ * The targets of one resource at a time, among the given environments and deployments: for callers
+ * that pace a long list of resources (db/releaseTargetSync.ts).
+ */
+export function releaseTargetMatcher(
+  input: Omit<TargetInput, 'resources'>,
+): (resource: TargetResource) => ReleaseTargetRef[] {
   const systemsOf = (pick: (link: SystemLink) => string | undefined) => {
     const map = new Map<string, Set<string>>();
     for (const link of input.links) {
@@ -103,8 +113,8 @@ export function computeReleaseTargets(input: TargetInput): ReleaseTargetRef[] {
     );
   }
 
-  const targets: ReleaseTargetRef[] = [];
-  for (const resource of input.resources) {
+  return (resource) => {
+    const targets: ReleaseTargetRef[] = [];
     const context = { resource: selectorContext.resource(resource) };
     const deploymentMatch = new Map<string, boolean>();
     for (const env of environments) {
@@ -120,6 +130,6 @@ export function computeReleaseTargets(input: TargetInput): ReleaseTargetRef[] {
         if (matches) targets.push({ resourceId: resource.id, environmentId: env.id, deploymentId: dep.id });
       }
     }
-  }
-  return targets;
+    return targets;
+  };
 }

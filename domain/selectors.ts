@@ -1,5 +1,7 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { checkCost, CostError } from './celCost';
+import { EvaluationOverBudget, formatUnits, Meter, meterEnvironment, withMeter } from './celMeter';
+import { OverBudgetError } from './errors';
 
 /**
  * CEL selectors: the one place expressions are checked, compiled and evaluated.
@@ -11,9 +13,12 @@ import { checkCost, CostError } from './celCost';
  *   record does not have) does not match.
  * - `matches()` is refused: its regular expressions run on a backtracking engine, so a hostile
  *   pattern could stall the process; `startsWith`, `endsWith` and `contains` cover selectors.
- * - Evaluation is synchronous and cannot be interrupted, so its cost is bounded before it starts:
- *   the parser limits the expression's size and depth, and domain/celCost.ts refuses one whose
- *   worst-case cost or largest value (a `cel.bind` that doubles a string thirty times) is too big.
+ * - Every evaluation has a budget (README "Security model", CEL budget): the parser limits the
+ *   expression's size and depth; domain/celCost.ts refuses, before it runs, one that is expensive
+ *   whatever it reads or can build too large a value; and domain/celMeter.ts stops an evaluation
+ *   that costs more than `EVALUATION_LIMIT` on the record it meets. A saved selector stopped so
+ *   does not match, and the overrun is reported (`reportOverrunsTo`); an expression given with a
+ *   request (`CelQuery`) answers 422 instead.
  */
 
 const METADATA = 'map<string, string>';
@@ -101,7 +106,14 @@ export function describeProblem(problem: SelectorProblem): string {
     : `line ${problem.line}, column ${problem.column}: ${problem.message}`;
 }
 
-type Evaluate = (context: SelectorContext) => unknown;
+/** A compiled expression: its evaluation and the root of its tree, which the meter charges last. */
+interface Compiled {
+  evaluate(context: SelectorContext): unknown;
+  root: { op: string; args: unknown };
+}
+
+/** The most one evaluation may cost (10 ms on the machine that calibrated the prices). */
+export const EVALUATION_LIMIT = 1e7;
 
 const environments = new Map<SelectorScope, Environment>();
 
@@ -116,13 +128,14 @@ function environmentFor(scope: SelectorScope): Environment {
       if (typeof declared === 'string') env.registerVariable(name, declared);
       else env.registerVariable({ name, schema: declared });
     }
+    meterEnvironment(env);
     environments.set(scope, env);
   }
   return env;
 }
 
 const CACHE_LIMIT = 10_000;
-const cache = new Map<string, Evaluate>();
+const cache = new Map<string, Compiled>();
 
 function locate(expression: string, position: number | undefined): Pick<SelectorProblem, 'line' | 'column'> {
   if (position === undefined) return {};
@@ -169,7 +182,7 @@ export function checkSelector(scope: SelectorScope, expression: string): Selecto
   }
 }
 
-function compile(scope: SelectorScope, expression: string): Evaluate {
+function compile(scope: SelectorScope, expression: string): Compiled {
   const key = `${scope}\u0000${expression}`;
   const cached = cache.get(key);
   if (cached) return cached;
@@ -206,33 +219,110 @@ function compile(scope: SelectorScope, expression: string): Evaluate {
     const { message, position } = error.problem;
     throw new SelectorError({ message, position, ...locate(expression, position) });
   }
-  const evaluate: Evaluate = (context) => parsed(context);
+  const compiled: Compiled = { evaluate: (context) => parsed(context), root: parsed.ast };
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(key, evaluate);
-  return evaluate;
+  cache.set(key, compiled);
+  return compiled;
+}
+
+/** A selector a record holds, by the path of its field (`resourceSelector`, `rules[0].versionSelector.selector`). */
+export interface HeldSelector {
+  path: string;
+  scope: SelectorScope;
+  expression: string | null | undefined;
+}
+
+/** A saved selector whose evaluation was stopped by its budget. */
+export interface SelectorOverrun {
+  scope: SelectorScope;
+  expression: string;
+  /** What the evaluation had cost when it was stopped, in cost units. */
+  spent: number;
+}
+
+let overrunSink: ((overrun: SelectorOverrun) => void) | undefined;
+
+/**
+ * Where overruns of saved selectors go: the process that evaluates them records them, so the
+ * record whose selector is slow shows it (db/selectorOverruns.ts). Without a sink (in workflows)
+ * an overrun only makes the selector not match.
+ */
+export function reportOverrunsTo(sink: ((overrun: SelectorOverrun) => void) | undefined): void {
+  overrunSink = sink;
 }
 
 /**
  * Whether a record matches. `expression` must have passed `checkSelector` (stored selectors have);
- * one that does not compile, or fails at run time, does not match.
+ * one that does not compile, fails at run time, or is stopped by its budget does not match.
  */
 export function selectorMatches(scope: SelectorScope, expression: string, context: SelectorContext): boolean {
-  let evaluate: Evaluate;
+  let compiled: Compiled;
   try {
-    evaluate = compile(scope, expression);
+    compiled = compile(scope, expression);
   } catch {
     return false;
   }
+  const meter = new Meter(EVALUATION_LIMIT);
   try {
-    return evaluate(context) === true;
-  } catch {
+    return withMeter(meter, compiled.root, () => compiled.evaluate(context)) === true;
+  } catch (error) {
+    if (error instanceof EvaluationOverBudget) overrunSink?.({ scope, expression, spent: meter.spent });
     return false;
   }
 }
 
-/** Compiles or throws SelectorError: for filters given per request (`?cel=`), refused with 400. */
-export function assertSelector(scope: SelectorScope, expression: string): void {
-  compile(scope, expression);
+/** What CEL given with one request may cost in all (1 s on the machine that calibrated the prices). */
+export const REQUEST_LIMIT = 1e9;
+
+/** What the CEL evaluations of one request have spent. */
+export class RequestBudget {
+  spent = 0;
+  evaluations = 0;
+  constructor(readonly limit = REQUEST_LIMIT) {}
+}
+
+/**
+ * An expression given with a request (a `?cel=` filter, a dry run's policy, a workflow run's
+ * selector inputs): compiled when made (SelectorError, 400, when it does not check), and each
+ * evaluation charged to the request's budget. An evaluation stopped by its own limit or by the
+ * request's answers 422 (OverBudgetError) with what was measured, instead of not matching: the
+ * caller learns its query was too expensive rather than getting a wrong answer.
+ */
+export class CelQuery {
+  private readonly compiled: Compiled;
+
+  constructor(
+    readonly scope: SelectorScope,
+    readonly expression: string,
+    readonly budget = new RequestBudget(),
+  ) {
+    this.compiled = compile(scope, expression);
+  }
+
+  matches(context: SelectorContext): boolean {
+    const remaining = this.budget.limit - this.budget.spent;
+    const meter = new Meter(Math.min(EVALUATION_LIMIT, remaining));
+    try {
+      return withMeter(meter, this.compiled.root, () => this.compiled.evaluate(context)) === true;
+    } catch (error) {
+      if (error instanceof EvaluationOverBudget) throw this.overBudget(meter);
+      return false;
+    } finally {
+      this.budget.spent += meter.spent;
+      this.budget.evaluations++;
+    }
+  }
+
+  private overBudget(meter: Meter): OverBudgetError {
+    const { spent, evaluations, limit } = this.budget;
+    return meter.limit < EVALUATION_LIMIT
+      ? new OverBudgetError(
+          `the expression cost more than this request may spend: ${formatUnits(spent + meter.spent)} over ${evaluations + 1} records (at most ${formatUnits(limit)})`,
+        )
+      : new OverBudgetError(
+          `the expression was stopped after costing ${formatUnits(meter.spent)} on one record (at most ${formatUnits(EVALUATION_LIMIT)} per record)`,
+        );
+  }
 }
 
 /** The fields of each record that selectors see. */

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { DEFAULT_EGRESS_POLICY, type EgressPolicy } from '../activities/egress';
 import { activityHeartbeats } from './activityHeartbeats';
+import { recordSelectorOverruns } from '../db/selectorOverruns';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { RegoEngine } from '../domain/planValidation';
@@ -58,6 +59,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   // One connection for the worker and the relay's client: a start the relay makes can then hand
   // the workflow's first task straight to this worker (eager start).
   const connection = await NativeConnection.connect({ address: temporal.address });
+  const flushSelectorOverruns = recordSelectorOverruns(options.orm);
   if (!options.skipSearchAttributeRegistration) {
     const added = await ensureSearchAttributes(connection, temporal.namespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
@@ -106,6 +108,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       await relay.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
+      await flushSelectorOverruns();
       await connection.close();
     })());
   return { client, worker, relay, done, stop };

@@ -4,6 +4,7 @@ import {
   FlightdeckError,
   ForbiddenError,
   NotFoundError,
+  OverBudgetError,
   UnauthenticatedError,
   UnavailableError,
   ValidationError,
@@ -36,6 +37,7 @@ const STATUS_OF = new Map<abstract new (...args: never[]) => FlightdeckError, nu
   [ForbiddenError, 403],
   [NotFoundError, 404],
   [ConflictError, 409],
+  [OverBudgetError, 422],
   [UnavailableError, 503],
 ]);
 

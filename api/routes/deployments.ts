@@ -50,6 +50,15 @@ export const deploymentRoutes = [
     detail: { schema: DeploymentDetailSchema, load: detail },
     listItem: { schema: DeploymentListItemSchema, present: withSystems },
     filter: { scope: 'deployment', context: (d) => ({ deployment: selectorContext.deployment(d) }) },
+    selectors: (d) => [
+      { path: 'resourceSelector', scope: 'resource', expression: d.resourceSelector },
+      { path: 'jobAgentSelector', scope: 'jobAgent', expression: d.jobAgentSelector },
+      ...d.jobAgents.map((entry, index) => ({
+        path: `jobAgents[${index}].selector`,
+        scope: 'resource' as const,
+        expression: entry.selector,
+      })),
+    ],
   }),
   route({
     method: 'get',

@@ -34,6 +34,7 @@ export const environmentRoutes = [
     store: (stores) => stores.environments,
     present,
     filter: { scope: 'environment', context: (e) => ({ environment: selectorContext.environment(e) }) },
+    selectors: (e) => [{ path: 'resourceSelector', scope: 'resource', expression: e.resourceSelector }],
   }),
   route({
     method: 'get',

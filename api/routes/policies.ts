@@ -1,3 +1,4 @@
+import { policySelectors } from '../../domain/policies';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { PolicyBody, PolicyDryRunSchema, PolicyParams, PolicySchema, toPolicy } from '../schemas/policy';
@@ -32,5 +33,6 @@ export const policyRoutes = [
     duplicate: 'Duplicate name',
     store: (stores) => stores.policies,
     present: async (_, policies) => policies.map(toPolicy),
+    selectors: policySelectors,
   }),
 ];

@@ -2,7 +2,12 @@ import type { ZodObject, ZodType } from 'zod';
 import type { Stores } from '../../db/stores';
 import type { Upserted } from '../../db/stores/common';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { selectorMatches, type SelectorContext, type SelectorScope } from '../../domain/selectors';
+import {
+  CelQuery,
+  type HeldSelector,
+  type SelectorContext,
+  type SelectorScope,
+} from '../../domain/selectors';
 import { route, type ResponseSpec, type Route } from '../route';
 import {
   accepted,
@@ -48,6 +53,22 @@ export interface RecordRoutesSpec<R> {
   detail?: { schema: ZodType; load: (stores: Stores, workspaceId: string, id: string) => Promise<unknown> };
   /** List items that show more than `present` does. */
   listItem?: { schema: ZodType; present: (stores: Stores, records: R[]) => Promise<unknown[]> };
+  /** The saved selectors a record holds: any that turned out slow is shown as `selectorWarnings`. */
+  selectors?: (record: R) => HeldSelector[];
+}
+
+/** Records as shown, each with `selectorWarnings` when one of its selectors turned out slow. */
+async function withSelectorWarnings<R>(
+  stores: Stores,
+  records: R[],
+  shown: unknown[],
+  selectors: ((record: R) => HeldSelector[]) | undefined,
+): Promise<unknown[]> {
+  if (!selectors) return shown;
+  const warnings = await stores.selectorOverruns.warnings(records.map(selectors));
+  return shown.map((item, index) =>
+    warnings[index]!.length > 0 ? { ...(item as object), selectorWarnings: warnings[index] } : item,
+  );
 }
 
 /**
@@ -58,7 +79,9 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
   const one = `${spec.collection}/{${spec.idParam}}`;
   const tags = [spec.tag];
   const idOf = (params: Record<string, unknown>) => params[spec.idParam] as string;
-  const show = async (stores: Stores, record: R) => (await spec.present(stores, [record]))[0];
+  const present = async (stores: Stores, records: R[]) =>
+    withSelectorWarnings(stores, records, await spec.present(stores, records), spec.selectors);
+  const show = async (stores: Stores, record: R) => (await present(stores, [record]))[0];
   const conflict: Record<number, ResponseSpec> = spec.duplicate
     ? { 409: { description: spec.duplicate } }
     : {};
@@ -81,13 +104,18 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
       },
       async handle(ctx, { params, query }) {
         const cel = (query as { cel?: string }).cel;
-        const matches =
-          filter && cel
-            ? (record: R) => selectorMatches(filter.scope, cel, filter.context(record))
-            : undefined;
+        const celQuery = filter && cel ? new CelQuery(filter.scope, cel) : undefined;
+        const matches = celQuery ? (record: R) => celQuery.matches(filter!.context(record)) : undefined;
         const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
-        const presentItems = spec.listItem?.present ?? spec.present;
-        return { status: 200, body: { ...page, items: await presentItems(ctx.state.stores, page.items) } };
+        const items = spec.listItem
+          ? await withSelectorWarnings(
+              ctx.state.stores,
+              page.items,
+              await spec.listItem.present(ctx.state.stores, page.items),
+              spec.selectors,
+            )
+          : await present(ctx.state.stores, page.items);
+        return { status: 200, body: { ...page, items } };
       },
     }),
     route({
@@ -100,8 +128,14 @@ export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
       responses: { 200: { description: `The ${spec.noun}`, schema: spec.detail?.schema ?? spec.schema } },
       async handle(ctx, { params }) {
         const workspaceId = params.workspaceId as string;
-        if (spec.detail)
-          return { status: 200, body: await spec.detail.load(ctx.state.stores, workspaceId, idOf(params)) };
+        if (spec.detail) {
+          const shown = await spec.detail.load(ctx.state.stores, workspaceId, idOf(params));
+          const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
+          return {
+            status: 200,
+            body: (await withSelectorWarnings(ctx.state.stores, [record], [shown], spec.selectors))[0],
+          };
+        }
         const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
         return { status: 200, body: await show(ctx.state.stores, record) };
       },

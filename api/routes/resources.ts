@@ -1,7 +1,7 @@
 import type { Resource } from '../../db/entities';
 import type { Stores } from '../../db/stores';
 import { ValidationError } from '../../domain/errors';
-import { selectorContext, selectorMatches } from '../../domain/selectors';
+import { CelQuery, selectorContext } from '../../domain/selectors';
 import { callerWorkspace, route } from '../route';
 import {
   accepted,
@@ -121,11 +121,11 @@ export const resourceRoutes = [
     query: pageQuery().extend({ cel: celQuery('resource') }),
     responses: { 200: { description: 'Resources', schema: pageOf(ResourceSchema, 'ResourcePage') } },
     async handle(ctx, { params, query }) {
-      const { cel } = query;
+      const filter = query.cel ? new CelQuery('resource', query.cel) : undefined;
       const page = await ctx.state.stores.resources.list(
         params.workspaceId,
         query,
-        cel ? (r) => selectorMatches('resource', cel, { resource: selectorContext.resource(r) }) : undefined,
+        filter ? (r) => filter.matches({ resource: selectorContext.resource(r) }) : undefined,
       );
       return { status: 200, body: { ...page, items: await presentResources(ctx.state.stores, page.items) } };
     },

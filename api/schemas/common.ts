@@ -21,6 +21,20 @@ export const ProblemSchema = z
 
 export const IdSchema = z.uuid();
 
+/** Shown on a record whose saved selector was stopped by its evaluation budget (absent otherwise). */
+export const SelectorWarningsSchema = z
+  .array(
+    z.object({
+      path: z.string().openapi({ description: 'The field holding the selector' }),
+      message: z.string(),
+      lastSeenAt: z.iso.datetime({ offset: true }),
+    }),
+  )
+  .openapi('SelectorWarnings', {
+    description:
+      'Selectors of this record whose evaluation was stopped by its budget: they did not match the records they were stopped on',
+  });
+
 export const MetadataSchema = z.record(z.string().max(256), z.string().max(4096)).openapi({
   description: 'String map used for classification and in selectors',
   example: { team: 'payments' },

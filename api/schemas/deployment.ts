@@ -1,7 +1,16 @@
 import type { Deployment } from '../../db/entities';
 import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
-import { Description, iso, JsonObjectSchema, MetadataSchema, Name, Slug, Timestamp } from './common';
+import {
+  Description,
+  iso,
+  JsonObjectSchema,
+  MetadataSchema,
+  Name,
+  SelectorWarningsSchema,
+  Slug,
+  Timestamp,
+} from './common';
 import { z } from './zod';
 
 export const JobAgentEntrySchema = z
@@ -33,6 +42,7 @@ export const DeploymentSchema = z
     systemIds: z.array(z.uuid()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    selectorWarnings: SelectorWarningsSchema.optional(),
   })
   .openapi('Deployment');
 

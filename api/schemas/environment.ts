@@ -1,6 +1,6 @@
 import type { Environment } from '../../db/entities';
 import { celExpression } from '../../domain/celSchema';
-import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
+import { Description, iso, MetadataSchema, Name, SelectorWarningsSchema, Timestamp } from './common';
 import { z } from './zod';
 
 export const EnvironmentSchema = z
@@ -14,6 +14,7 @@ export const EnvironmentSchema = z
     systemIds: z.array(z.uuid()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    selectorWarnings: SelectorWarningsSchema.optional(),
   })
   .openapi('Environment');
 

@@ -2,7 +2,7 @@ import type { Policy } from '../../db/entities';
 import { redactProbeHeaders } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { PolicyRuleInput } from '../../domain/policies';
-import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
+import { Description, iso, MetadataSchema, Name, SelectorWarningsSchema, Timestamp } from './common';
 import { z } from './zod';
 
 const Rule = PolicyRuleInput.openapi('PolicyRule', {
@@ -24,6 +24,7 @@ export const PolicySchema = z
     rules: z.array(z.object({ id: z.uuid() }).catchall(z.unknown())),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    selectorWarnings: SelectorWarningsSchema.optional(),
   })
   .openapi('Policy');
 

@@ -2,6 +2,7 @@ import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import { Pacer } from '../pace';
 import { uuidArray } from '../sql';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
@@ -54,7 +55,9 @@ export const FILTER_BATCH = 500;
  * says `scanLimit` and its total counts the matches among the records read.
  *
  * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
- * does not, so a key taken from the last record read could skip or repeat records.
+ * does not, so a key taken from the last record read could skip or repeat records. The scan yields
+ * to other requests every few milliseconds (db/pace.ts); `matches` may throw to end it (a filter
+ * over its budget answers 422).
  */
 export async function listFiltered<T extends object>(
   em: EntityManager,
@@ -66,6 +69,7 @@ export async function listFiltered<T extends object>(
 ): Promise<Page<T>> {
   if (!matches) return listPage(em, schema, where, page, order);
   const items: T[] = [];
+  const pacer = new Pacer();
   let total = 0;
   let scanned = 0;
   for (;;) {
@@ -78,6 +82,7 @@ export async function listFiltered<T extends object>(
     });
     scanned += batch.length;
     for (const record of batch) {
+      await pacer.pace();
       if (!matches(record)) continue;
       if (total >= page.offset && items.length < page.limit) items.push(record);
       total++;

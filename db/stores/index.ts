@@ -17,6 +17,7 @@ import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { RolloutBoardStore } from './rolloutBoard';
+import { SelectorOverrunStore } from './selectorOverruns';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
 import { VariableSetStore } from './variableSets';
@@ -53,6 +54,7 @@ export interface Stores {
   githubWebhooks: GithubWebhookStore;
   workflows: WorkflowStore;
   rolloutBoard: RolloutBoardStore;
+  selectorOverruns: SelectorOverrunStore;
 }
 
 export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine): Stores {
@@ -82,5 +84,6 @@ export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine
     githubWebhooks: new GithubWebhookStore(em, secrets),
     workflows: new WorkflowStore(em, secrets),
     rolloutBoard: new RolloutBoardStore(em),
+    selectorOverruns: new SelectorOverrunStore(em),
   };
 }

@@ -5,7 +5,7 @@ import type { RegoEngine } from '../../domain/planValidation';
 import { passesEveryRule } from '../../domain/gates';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
-import { selectorContext, selectorMatches } from '../../domain/selectors';
+import { CelQuery, selectorContext } from '../../domain/selectors';
 import {
   DeploymentVersionSchema,
   ReleaseTargetSchema,
@@ -59,13 +59,11 @@ export class ReleaseTargetStore {
     const facts = await loadTargetVersionFacts(this.em, workspaceId, ref);
     const excluded = new Set(query.excludeRuleIds ?? []);
     const now = new Date();
+    const filter = query.filter ? new CelQuery('version', query.filter) : undefined;
     const eligible = [...facts.values()]
       .filter(
         ({ facts: versionFacts }) =>
-          (!query.filter ||
-            selectorMatches('version', query.filter, {
-              version: selectorContext.version(versionFacts.version),
-            })) &&
+          (!filter || filter.matches({ version: selectorContext.version(versionFacts.version) })) &&
           passesEveryRule(versionFacts, now, excluded),
       )
       .map(({ facts: versionFacts }) => versionFacts.version)

@@ -2,7 +2,7 @@ import { isUuid } from '../../domain/uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { selectorContext, selectorMatches } from '../../domain/selectors';
+import { CelQuery, RequestBudget, selectorContext } from '../../domain/selectors';
 import { slugify } from '../../domain/slug';
 import {
   checkInputDeclarations,
@@ -169,8 +169,9 @@ export class WorkflowStore {
     const inputs = { ...resolved.values };
     // The run fans out over the resources its resource selector inputs select, each once.
     const fanOut = new Map<string, RunResource>();
+    const budget = new RequestBudget();
     for (const selector of resolved.selectors) {
-      const selected = await this.select(workspaceId, selector);
+      const selected = await this.select(workspaceId, selector, budget);
       inputs[selector.key] = selected;
       if (selector.entityType === 'resource')
         for (const resource of selected) fanOut.set(resource.id, resource);
@@ -235,9 +236,17 @@ export class WorkflowStore {
     });
   }
 
-  /** The entities a selector input selects, as selectors and templates see them, with their ids. */
-  private async select(workspaceId: string, input: SelectorInput): Promise<RunResource[]> {
+  /**
+   * The entities a selector input selects, as selectors and templates see them, with their ids. The
+   * input's expression comes with the request: it is evaluated on the request's budget (422 past it).
+   */
+  private async select(
+    workspaceId: string,
+    input: SelectorInput,
+    budget: RequestBudget,
+  ): Promise<RunResource[]> {
     const page = { limit: MAX_SELECTED_ENTITIES + 1, offset: 0 };
+    const query = new CelQuery(input.entityType, input.expression, budget);
     let found: RunResource[];
     if (input.entityType === 'resource') {
       const matched = await listFiltered(
@@ -245,17 +254,17 @@ export class WorkflowStore {
         ResourceSchema,
         { workspaceId, deletedAt: null },
         page,
-        (r) => selectorMatches('resource', input.expression, { resource: selectorContext.resource(r) }),
+        (r) => query.matches({ resource: selectorContext.resource(r) }),
       );
       found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
     } else if (input.entityType === 'environment') {
       const matched = await listFiltered(this.em, EnvironmentSchema, { workspaceId }, page, (e) =>
-        selectorMatches('environment', input.expression, { environment: selectorContext.environment(e) }),
+        query.matches({ environment: selectorContext.environment(e) }),
       );
       found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
     } else {
       const matched = await listFiltered(this.em, DeploymentSchema, { workspaceId }, page, (d) =>
-        selectorMatches('deployment', input.expression, { deployment: selectorContext.deployment(d) }),
+        query.matches({ deployment: selectorContext.deployment(d) }),
       );
       found = matched.items.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
     }
