@@ -1,3 +1,4 @@
+import { metricProviderDestination, refuseMovedCredentials } from '../domain/credentialBinding';
 import { ValidationError } from '../domain/errors';
 import { isRedactedMarker, REDACTED, SEALED_MARKER_KEY, SENSITIVE_CONFIG_KEYS } from '../domain/sensitive';
 import { SecretBox, type RecordSecrets } from './secrets';
@@ -8,6 +9,16 @@ import { SecretBox, type RecordSecrets } from './secrets';
  */
 
 export type Config = Record<string, unknown>;
+
+/** The request paths of the keys of `config` that keep a secret stored in `previous` (`{"sensitive": true}`). */
+export function keptSecrets(config: Config, previous: Config | undefined, path: string): string[] {
+  return Object.entries(config)
+    .filter(
+      ([key, value]) =>
+        SENSITIVE_CONFIG_KEYS.has(key) && isRedactedMarker(value) && SecretBox.isSealed(previous?.[key]),
+    )
+    .map(([key]) => `${path}.${key}`);
+}
 
 /**
  * Seals the sensitive keys of a configuration about to be stored. The marker `{"sensitive": true}`
@@ -95,30 +106,38 @@ function withSecrets(provider: ProbeProvider, secrets: ProbeSecrets): ProbeProvi
 
 type ProbeMetric = { provider?: ProbeProvider };
 
-/** Each metric's provider credentials mapped by `visit` (given the metric's index). */
+/** Each metric's provider credentials mapped by `visit` (given the metric's index and provider). */
 function mapMetricSecrets<M>(
   metrics: readonly M[],
-  visit: (secrets: ProbeSecrets, metric: number) => ProbeSecrets,
+  visit: (secrets: ProbeSecrets, metric: number, provider: ProbeProvider) => ProbeSecrets,
 ): M[] {
   return metrics.map((metric, index) => {
     const { provider } = metric as ProbeMetric;
     if (!provider) return metric;
     const secrets = secretsOf(provider);
     if (Object.keys(secrets).length === 0) return metric;
-    return { ...metric, provider: withSecrets(provider, visit(secrets, index)) } as M;
+    return { ...metric, provider: withSecrets(provider, visit(secrets, index, provider)) } as M;
   });
 }
 
-/** Every metric's provider credentials in a list of policy rules, by rule id and metric index. */
+interface ProbeSlot {
+  ruleId: unknown;
+  /** The rule's index in the list. */
+  rule: number;
+  metric: number;
+  provider: ProbeProvider;
+}
+
+/** Every metric's provider credentials in a list of policy rules, by rule and metric. */
 function eachProbeSecrets(
   rules: readonly Record<string, unknown>[],
-  visit: (secrets: ProbeSecrets, at: { ruleId: unknown; metric: number }) => ProbeSecrets,
+  visit: (secrets: ProbeSecrets, at: ProbeSlot) => ProbeSecrets,
 ): Record<string, unknown>[] {
-  return rules.map((rule) => {
+  return rules.map((rule, index) => {
     const verification = rule.verification as { metrics?: ProbeMetric[] } | undefined;
     if (!verification?.metrics) return rule;
-    const metrics = mapMetricSecrets(verification.metrics, (secrets, metric) =>
-      visit(secrets, { ruleId: rule.id, metric }),
+    const metrics = mapMetricSecrets(verification.metrics, (secrets, metric, provider) =>
+      visit(secrets, { ruleId: rule.id, rule: index, metric, provider }),
     );
     return { ...rule, verification: { ...verification, metrics } };
   });
@@ -127,36 +146,47 @@ function eachProbeSecrets(
 /**
  * Seals the credentials of a policy's metric providers about to be stored (HTTP header values,
  * Datadog keys, Prometheus and Terraform Cloud tokens). `{"sensitive": true}` keeps the value stored
- * for the same rule, metric and slot.
+ * for the same rule, metric and slot, as long as the provider's type and addresses stay the same
+ * (domain/credentialBinding.ts).
  */
 export function sealProbeHeaders<R extends Record<string, unknown>>(
   box: RecordSecrets,
   rules: readonly R[],
   previous: readonly Record<string, unknown>[],
 ): R[] {
+  const metricOf = (at: ProbeSlot) => `${String(at.ruleId)}|${at.metric}`;
   const stored = new Map<string, unknown>();
+  const destinations = new Map<string, string>();
   eachProbeSecrets(previous, (secrets, at) => {
+    destinations.set(metricOf(at), metricProviderDestination(at.provider));
     for (const [name, value] of Object.entries(secrets))
-      stored.set(`${String(at.ruleId)}|${at.metric}|${name.toLowerCase()}`, value);
+      stored.set(`${metricOf(at)}|${name.toLowerCase()}`, value);
     return secrets;
   });
-  return eachProbeSecrets(rules, (secrets, at) =>
-    Object.fromEntries(
+  return eachProbeSecrets(rules, (secrets, at) => {
+    const path = (name: string) =>
+      `body.rules[${at.rule}].verification.metrics[${at.metric}].provider.${name}`;
+    const storedFor = (name: string) => stored.get(`${metricOf(at)}|${name.toLowerCase()}`);
+    refuseMovedCredentials(
+      Object.entries(secrets)
+        .filter(([name, value]) => isRedactedMarker(value) && SecretBox.isSealed(storedFor(name)))
+        .map(([name]) => path(name)),
+      destinations.get(metricOf(at)),
+      metricProviderDestination(at.provider),
+    );
+    return Object.fromEntries(
       Object.entries(secrets).map(([name, value]) => {
         if (!isRedactedMarker(value)) return [name, box.seal(String(value))];
-        const kept = stored.get(`${String(at.ruleId)}|${at.metric}|${name.toLowerCase()}`);
+        const kept = storedFor(name);
         if (!SecretBox.isSealed(kept)) {
           throw new ValidationError('A sensitive value can only be kept if one is stored', [
-            {
-              path: `body.rules.verification.metrics[${at.metric}].provider.${name}`,
-              message: 'no stored value to keep; send the value itself',
-            },
+            { path: path(name), message: 'no stored value to keep; send the value itself' },
           ]);
         }
         return [name, kept];
       }),
-    ),
-  ) as R[];
+    );
+  }) as R[];
 }
 
 /**

@@ -59,8 +59,8 @@ export class NotFoundError extends FlightdeckError {
 export class ConflictError extends FlightdeckError {
   readonly code: string;
 
-  constructor(message: string, code = 'conflict') {
-    super(message);
+  constructor(message: string, code = 'conflict', issues: FieldIssue[] = []) {
+    super(message, issues);
     this.code = code;
   }
 }

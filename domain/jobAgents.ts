@@ -14,6 +14,10 @@ const positiveInt = z.coerce.number().int().positive();
 /** Templates rendered at each dispatch: bounded like any other stored text. */
 const template = z.string().min(1).max(65_536);
 
+/** The services a `github-app` and a `tfe` agent use without a `base_url` or `address` of their own. */
+export const GITHUB_API_URL = 'https://api.github.com';
+export const TFE_ADDRESS = 'https://app.terraform.io';
+
 /** Pull agents (SPEC "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
@@ -77,6 +81,19 @@ export const AGENT_OWNED_KEYS: Record<JobAgentType, readonly string[]> = {
   'argo-cd': ['server_url', 'api_key'],
   tfe: ['address', 'token'],
   'test-runner': [],
+};
+
+/**
+ * Where each push agent type sends its credentials: the configuration key naming its service, and
+ * the service used when the key is absent. A stored credential is bound to this endpoint and to
+ * the agent's type (domain/credentialBinding.ts).
+ */
+export const AGENT_ENDPOINTS: Record<JobAgentType, { key: string; default?: string } | null> = {
+  'http-pull': null,
+  'github-app': { key: 'base_url', default: GITHUB_API_URL },
+  'argo-cd': { key: 'server_url' },
+  tfe: { key: 'address', default: TFE_ADDRESS },
+  'test-runner': null,
 };
 
 /** Ctrlplane's camelCase spellings of configuration keys, accepted on write and stored as ours. */

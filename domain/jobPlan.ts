@@ -4,7 +4,7 @@ import type { JobStatus } from './jobStatus';
 import type { VerificationMetric } from './policies';
 import { selectorContext, selectorMatches } from './selectors';
 import { SENSITIVE_CONFIG_KEYS } from './sensitive';
-import { resolveVariables, type ResolvedVariable, type VariableSources } from './variables';
+import { referenceView, resolveVariables, type ResolvedVariable, type VariableSources } from './variables';
 import type { z } from 'zod';
 
 /**
@@ -164,11 +164,11 @@ export function resolveTargetVariables(input: JobPlanInput): ResolvedVariable[] 
   return resolveVariables(
     input.variables,
     {
-      workspace: records.workspace,
-      deployment: records.deployment,
-      environment: records.environment,
-      resource: records.resource,
-      version: { ...records.version, jobAgentConfig: undefined },
+      workspace: referenceView('workspace', records.workspace),
+      deployment: referenceView('deployment', records.deployment),
+      environment: referenceView('environment', records.environment),
+      resource: referenceView('resource', records.resource),
+      version: referenceView('version', records.version),
       related: input.related,
     },
     {

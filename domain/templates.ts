@@ -1,4 +1,5 @@
 import { parse } from 'yaml';
+import { SEALED_MARKER_KEY } from './sensitive';
 
 /**
  * Push-agent templates (Argo CD Applications, Terraform workspaces): a YAML or JSON document whose
@@ -11,6 +12,9 @@ import { parse } from 'yaml';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 
+/** What a template's context holds in place of a sealed configuration value (see `templateContext`). */
+const WITHHELD = Symbol('withheld');
+
 export class TemplateError extends Error {}
 
 function lookup(context: Record<string, unknown>, path: string): unknown {
@@ -20,6 +24,11 @@ function lookup(context: Record<string, unknown>, path: string): unknown {
       throw new TemplateError(`the template refers to {{ ${path} }}, which the context does not have`);
     }
     value = (value as Record<string, unknown>)[segment];
+    if (value === WITHHELD) {
+      throw new TemplateError(
+        `the template refers to {{ ${path} }}, a sealed value: templates never render the configuration's secrets`,
+      );
+    }
   }
   return value;
 }
@@ -55,14 +64,28 @@ export function renderTemplate(template: string, context: Record<string, unknown
   return fillTemplate(document, context) as Record<string, unknown>;
 }
 
+/** A configuration with each sealed value (`{"$sealed": …}`) withheld. */
+function withholdSealed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withholdSealed);
+  if (value === null || typeof value !== 'object') return value;
+  if (typeof (value as Record<string, unknown>)[SEALED_MARKER_KEY] === 'string') return WITHHELD;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withholdSealed(item)]));
+}
+
 /**
- * What templates may refer to, from a job's dispatch context: `job.id`, `release.id`,
+ * What templates may refer to, from a job's stored dispatch context: `job.id`, `release.id`,
  * `version.tag` / `.id` / `.config.*`, `deployment.name` / `.slug`, `environment.name`,
- * `resource.identifier` / `.name` / `.kind` / `.metadata.*` / `.config.*`, `variables.*`.
+ * `resource.identifier` / `.name` / `.kind` / `.metadata.*` / `.config.*`, `variables.*` (sensitive
+ * ones opened by `open`: delivering them to the agent's service is what they are for), and
+ * `jobAgentConfig.*`, the merged configuration without its sealed values. A template may come from
+ * a version or a deployment, written by anyone who may deploy; the agent's credentials are never
+ * in its reach, so no template can carry them into a document (or a URL the service then fetches).
  */
 export function templateContext(
   jobId: string,
   dispatchContext: Record<string, unknown>,
+  open: (sealed: Record<string, unknown>) => Record<string, unknown>,
 ): Record<string, unknown> {
-  return { ...dispatchContext, job: { id: jobId } };
+  const { jobAgentConfig, ...rest } = dispatchContext;
+  return { ...open(rest), jobAgentConfig: withholdSealed(jobAgentConfig ?? {}), job: { id: jobId } };
 }

@@ -110,6 +110,35 @@ export function relationshipReferencesOf(
   );
 }
 
+/**
+ * Fields of the records a reference reaches that hold job agent configurations, and with them
+ * credentials: a reference never reads them. A path into one is refused when it is written
+ * (`unreadableReference`), and the records references resolve against leave them out
+ * (`referenceView`), so a reference stored before it was refused resolves to nothing.
+ */
+const UNREADABLE_FIELDS: Partial<Record<VariableReferenceTarget, readonly string[]>> = {
+  deployment: ['jobAgents', 'jobAgentConfig'],
+  version: ['jobAgentConfig'],
+};
+
+/** Why a reference may not be written, or undefined when it may. */
+export function unreadableReference(reference: VariableReference): string | undefined {
+  const [field] = reference.path;
+  if (!isBuiltinReference(reference.reference) || field === undefined) return undefined;
+  return UNREADABLE_FIELDS[reference.reference]?.includes(field)
+    ? `${reference.reference}.${field} holds job agent configurations and their credentials, which references cannot read`
+    : undefined;
+}
+
+/** A record as references see it: without the fields that hold agent configurations. */
+export function referenceView(
+  target: VariableReferenceTarget,
+  record: Record<string, unknown>,
+): Record<string, unknown> {
+  const hidden = UNREADABLE_FIELDS[target] ?? [];
+  return Object.fromEntries(Object.entries(record).filter(([key]) => !hidden.includes(key)));
+}
+
 /** Follows a reference's path; undefined when any step is missing. */
 export function followReference(reference: VariableReference, targets: ReferenceTargets): unknown {
   let current: unknown = isBuiltinReference(reference.reference)

@@ -113,7 +113,7 @@ function renderApplication(
 ): { name: string; application: Record<string, unknown> } {
   const application = renderTemplate(
     template,
-    templateContext(job.id, openTree(secrets, job.dispatchContext)),
+    templateContext(job.id, job.dispatchContext, (tree) => openTree(secrets, tree)),
   );
   const name = (application.metadata as { name?: unknown } | undefined)?.name;
   if (typeof name !== 'string' || !name)

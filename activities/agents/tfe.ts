@@ -1,6 +1,6 @@
 import type { Job } from '../../db/entities';
 import { isSealedValue, openTree } from '../../db/sensitiveValues';
-import { TfeConfig } from '../../domain/jobAgents';
+import { TFE_ADDRESS, TfeConfig } from '../../domain/jobAgents';
 import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import { renderTemplate, templateContext, TemplateError } from '../../domain/templates';
 import {
@@ -161,7 +161,7 @@ function targetFor(job: Job, secrets: DispatchDeps['secrets']) {
   });
   if (missing) return missing;
   return {
-    api: new TfeApi((config.address ?? 'https://app.terraform.io').replace(/\/$/, ''), token!),
+    api: new TfeApi((config.address ?? TFE_ADDRESS).replace(/\/$/, ''), token!),
     organization: config.organization!,
     template: config.template!,
   };
@@ -175,7 +175,7 @@ function renderWorkspace(
 ): Record<string, unknown> {
   const attributes = renderTemplate(
     template,
-    templateContext(job.id, openTree(secrets, job.dispatchContext)),
+    templateContext(job.id, job.dispatchContext, (tree) => openTree(secrets, tree)),
   );
   if (typeof attributes.name !== 'string' || !attributes.name) {
     throw new TemplateError('the rendered workspace has no name');

@@ -4,7 +4,7 @@ import { recordRoutes } from './records';
 /**
  * Job agents are created by PUT with a client-chosen id. The configuration is checked for the
  * agent type; secrets are stored encrypted and never returned, and writing back {"sensitive": true}
- * keeps the stored secret.
+ * keeps the stored secret while the agent's type and endpoint stay (README "Credential binding").
  */
 export const jobAgentRoutes = recordRoutes({
   noun: 'job agent',
@@ -16,7 +16,8 @@ export const jobAgentRoutes = recordRoutes({
   schema: JobAgentSchema,
   pageName: 'JobAgentPage',
   creatable: false,
-  duplicate: 'Duplicate name',
+  duplicate:
+    'Duplicate name; or a kept credential whose type or endpoint changed (credential_destination_changed)',
   store: (stores) => stores.jobAgents,
   present: async (_, agents) => agents.map(toJobAgent),
 });

@@ -30,7 +30,8 @@ export const policyRoutes = [
     schema: PolicySchema,
     pageName: 'PolicyPage',
     creatable: true,
-    duplicate: 'Duplicate name',
+    duplicate:
+      'Duplicate name; or a kept metric provider credential whose type or address changed (credential_destination_changed)',
     store: (stores) => stores.policies,
     present: async (_, policies) => policies.map(toPolicy),
     selectors: policySelectors,

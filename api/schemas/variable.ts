@@ -3,7 +3,7 @@ import type { VariableWithValues } from '../../db/stores/variables';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { RELATIONSHIP_REFERENCE } from '../../domain/relationships';
-import { VARIABLE_REFERENCES } from '../../domain/variables';
+import { unreadableReference, VARIABLE_REFERENCES, type VariableReference } from '../../domain/variables';
 import { iso, JsonObjectSchema, Timestamp } from './common';
 import { z } from './zod';
 
@@ -28,13 +28,21 @@ export const ReferenceName = z
     description: `One of ${VARIABLE_REFERENCES.join(', ')}, or the reference name of a relationship rule (the related resource)`,
   });
 
+/** A reference's path may not lead into job agent configurations (domain/variables.ts). */
+export function refuseUnreadablePath(reference: VariableReference, ctx: z.RefinementCtx): void {
+  const refused = unreadableReference(reference);
+  if (refused) ctx.addIssue({ code: 'custom', path: ['path'], message: refused });
+}
+
 const Reference = z
   .object({
     reference: ReferenceName,
     path: z.array(z.string().min(1)).min(1).max(20),
   })
+  .superRefine(refuseUnreadablePath)
   .openapi('VariableReference', {
-    description: 'A field of a related record, e.g. {reference: "resource", path: ["metadata", "region"]}',
+    description:
+      'A field of a related record, e.g. {reference: "resource", path: ["metadata", "region"]}; never inside an agent configuration (deployment.jobAgents, deployment.jobAgentConfig, version.jobAgentConfig)',
   });
 
 const Key = z.string().min(1).max(255);

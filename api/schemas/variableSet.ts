@@ -4,7 +4,7 @@ import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { isRedactedMarker } from '../../domain/sensitive';
 import { iso, JsonObjectSchema, Name, Timestamp } from './common';
-import { ReferenceName } from './variable';
+import { ReferenceName, refuseUnreadablePath } from './variable';
 import { z } from './zod';
 
 /**
@@ -16,10 +16,12 @@ import { z } from './zod';
 
 export const MAX_VARIABLES_PER_SET = 500;
 
-const Reference = z.object({
-  reference: ReferenceName,
-  path: z.array(z.string().min(1).max(255)).min(1).max(20),
-});
+const Reference = z
+  .object({
+    reference: ReferenceName,
+    path: z.array(z.string().min(1).max(255)).min(1).max(20),
+  })
+  .superRefine(refuseUnreadablePath);
 
 const hasExactly = (value: object, keys: string[]) =>
   Object.keys(value).length === keys.length && keys.every((key) => key in value);

@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { agentDestination, refuseMovedCredentials } from '../../domain/credentialBinding';
 import { NotFoundError } from '../../domain/errors';
 import type { JobAgentType } from '../../domain/jobAgentTypes';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { JobAgentSchema, type JobAgent } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import type { SecretBox } from '../secrets';
-import { sealConfig } from '../sensitiveValues';
+import { keptSecrets, sealConfig } from '../sensitiveValues';
 import { findOwned, listPage, type Upserted } from './common';
 
 export interface JobAgentInput {
@@ -21,11 +22,19 @@ export class JobAgentStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  /** PUT with a client-chosen id; sensitive configuration values are sealed before they are stored. */
+  /**
+   * PUT with a client-chosen id; sensitive configuration values are sealed before they are stored.
+   * A stored secret is kept (`{"sensitive": true}`) only while the agent's type and endpoint stay.
+   */
   upsert(workspaceId: string, id: string, input: JobAgentInput): Promise<Upserted<JobAgent>> {
     return conflictOnDuplicate(async () => {
       const existing = await this.em.findOne(JobAgentSchema, { id });
       if (existing && existing.workspaceId !== workspaceId) throw new NotFoundError('job agent', id);
+      refuseMovedCredentials(
+        keptSecrets(input.config, existing?.config, 'body.config'),
+        existing ? agentDestination(existing.type, existing.config) : undefined,
+        agentDestination(input.type, input.config),
+      );
       const fields = {
         name: input.name,
         type: input.type,

@@ -1,4 +1,4 @@
-import { renderTemplate, TemplateError } from '../../domain/templates';
+import { renderTemplate, templateContext, TemplateError } from '../../domain/templates';
 
 describe('push-agent templates', () => {
   const context = {
@@ -32,5 +32,34 @@ describe('push-agent templates', () => {
     );
     expect(() => renderTemplate('- a\n- b', context)).toThrow(/one YAML or JSON object/);
     expect(() => renderTemplate('a: [', context)).toThrow(/not valid YAML or JSON/);
+  });
+
+  it("renders sensitive variables but never the configuration's sealed values (issue 24)", () => {
+    const sealed = (value: string) => ({ $sealed: `sealed:${value}` });
+    const open = (tree: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(tree), (_key, value: unknown) =>
+        typeof value === 'object' && value !== null && '$sealed' in value
+          ? String((value as { $sealed: string }).$sealed).slice('sealed:'.length)
+          : value,
+      ) as Record<string, unknown>;
+    const scope = templateContext(
+      'job-1',
+      {
+        variables: { DB_PASSWORD: sealed('hunter2') },
+        jobAgentConfig: { server_url: 'https://argo', api_key: sealed('argo-key'), nested: [sealed('deep')] },
+      },
+      open,
+    );
+    expect(
+      renderTemplate('a: "{{ variables.DB_PASSWORD }}"\nb: "{{ jobAgentConfig.server_url }}"', scope),
+    ).toEqual({
+      a: 'hunter2',
+      b: 'https://argo',
+    });
+    expect(() => renderTemplate('leak: "{{ jobAgentConfig.api_key }}"', scope)).toThrow(
+      /\{\{ jobAgentConfig\.api_key \}\}, a sealed value: templates never render/,
+    );
+    const whole = renderTemplate('all: "{{ jobAgentConfig }}"', scope);
+    expect(JSON.stringify(whole)).not.toMatch(/argo-key|deep/);
   });
 });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { WorkflowRun } from '../../../domain/github';
-import type { GithubAppConfig } from '../../../domain/jobAgents';
+import { GITHUB_API_URL, type GithubAppConfig } from '../../../domain/jobAgents';
 import { missingConfiguration } from '../dispatcher';
 import { remoteJson, type RemoteRequest } from '../remote';
 import { GITHUB_HEADERS, installationToken, type GithubAppCredentials } from './auth';
@@ -35,7 +35,7 @@ export function githubTarget(
   });
   if (missing) return missing;
   return {
-    baseUrl: (config.base_url ?? 'https://api.github.com').replace(/\/$/, ''),
+    baseUrl: (config.base_url ?? GITHUB_API_URL).replace(/\/$/, ''),
     owner: config.owner!,
     repo: config.repo!,
     workflowId: config.workflow_id!,

@@ -568,12 +568,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .send({
           name: 'argo-cd agent',
           type: 'argo-cd',
-          config: { server_url: 'https://argo2.example.com', api_key: REDACTED },
+          config: { server_url: 'https://argo.example.com', api_key: REDACTED },
         })
         .expect(202);
-      expect(kept.body.config).toEqual({ server_url: 'https://argo2.example.com', api_key: REDACTED });
+      expect(kept.body.config).toEqual({ server_url: 'https://argo.example.com', api_key: REDACTED });
       expect(await storedConfig(id)).toEqual({
-        server_url: 'https://argo2.example.com',
+        server_url: 'https://argo.example.com',
         api_key: sealedBefore,
       });
 
