@@ -93,11 +93,11 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
   const fork = () => orm.em.fork() as EntityManager;
 
   return {
-    /** The release's facts; with a `planValidationOpa` rule, its verdicts on the release's plan. */
+    /** The release's facts; with a `planValidationOpa` rule, its verdicts on the release's plan (recorded for explanations). */
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
       const loaded = await loadRelease(fork(), releaseId);
       if (!loaded || loaded.phase !== 'pending') return loaded;
-      return withPlanValidation(fork(), secrets, rego, loaded, true);
+      return withPlanValidation(fork(), secrets, rego, loaded);
     },
 
     /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UnavailableError } from '../domain/errors';
-import { regoPackage, type RegoEngine } from '../domain/planValidation';
+import { regoPackage, type RegoEngine, type RegoSession } from '../domain/planValidation';
+import { FairSlots } from './fairSlots';
 import { findOnPath, isExecutable, run, temporalCacheDir } from './temporalCli';
 
 /**
@@ -12,8 +13,7 @@ import { findOnPath, isExecutable, run, temporalCacheDir } from './temporalCli';
  * (`flightdeck opa ensure`; a minute or so); FLIGHTDECK_OPA_PATH names another binary.
  *
  * Each check or evaluation is a short `opa` process: a tenant's policy runs outside the service's
- * process, under a timeout and an address-space limit, with the builtins that reach the network or
- * the process's environment removed (`http.send`, `net.lookup_ip_addr`, `opa.runtime`, …).
+ * process, in the sandbox `OpaEngine` describes.
  */
 
 export const OPA_VERSION = 'v1.22.2';
@@ -73,53 +73,133 @@ export async function ensureOpa(
   }
 }
 
-/** Builtins a tenant's policy may not call: they reach the network or the server's environment, or allocate without bound. */
+/**
+ * Builtins a tenant's policy may not call (README.md "Security model", OPA sandbox): they reach
+ * the network, files or the server's environment, or allocate without bound.
+ */
 const FORBIDDEN_BUILTINS = new Set([
+  // The network (and signing requests for it).
   'http.send',
   'net.lookup_ip_addr',
-  'net.cidr_expand',
-  'opa.runtime',
   'providers.aws.sign_req',
+  // A JSON schema's `$ref` is loaded: `file://` from the server's disk, `http://` from anywhere.
+  'json.verify_schema',
+  'json.match_schema',
+  // The server's environment variables and configuration.
+  'opa.runtime',
+  // Memory without bound.
+  'net.cidr_expand',
 ]);
 
-/** How long one `opa` process may run, and the address space it may take. */
-const PROCESS_TIMEOUT_MS = 10_000;
+/**
+ * A schema in a METADATA annotation is loaded when the policy compiles, its `$ref`s too (files
+ * whatever the capabilities say): a policy with annotations is refused before it reaches `opa`.
+ */
+const METADATA_ANNOTATION = /#\s*METADATA/;
+
+/** Why the sandbox refuses the source before any `opa` process sees it; undefined if it does not. */
+function sandboxRefusal(source: string): string | undefined {
+  if (METADATA_ANNOTATION.test(source))
+    return 'METADATA annotations are not allowed in plan validation policies (their schemas could load files)';
+  return undefined;
+}
+
+/** How `opa` processes share the machine (README.md "Security model", OPA sandbox). */
+export interface OpaLimits {
+  /** `opa` processes at once: a burst of releases queues rather than forking without bound. */
+  slots: number;
+  /** Of which one workspace holds at most: the others still get a slot within one process's time. */
+  slotsPerWorkspace: number;
+  /** How long one `opa` process may run. */
+  processTimeoutMs: number;
+  /** The `opa` time one session (a policy write, a release's evaluation) may spend over all its calls. */
+  sessionBudgetMs: number;
+  /** A session's call that has not got a slot this long after the session began is not run. */
+  sessionDeadlineMs: number;
+}
+
+export const OPA_LIMITS: OpaLimits = {
+  slots: 4,
+  slotsPerWorkspace: 2,
+  processTimeoutMs: 10_000,
+  sessionBudgetMs: 20_000,
+  // Under the one minute a release's workflow gives the step that evaluates its policies.
+  sessionDeadlineMs: 40_000,
+};
+
 const ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 const OUTPUT_LIMIT = 1024 * 1024;
-/** `opa` processes at once: a burst of releases queues rather than forking without bound. */
-const CONCURRENCY = 4;
 
 interface Outcome {
   code: number | null;
   stdout: string;
   stderr: string;
-  timedOut: boolean;
+  /** The process was stopped: it ran past this limit. */
+  stopped?: 'process' | 'budget';
 }
 
-/** Runs Rego through an `opa` binary (`RegoEngine`); without a binary every call fails with why. */
+/** The `opa` time a session has left, and until when its calls may start. */
+class SessionBudget {
+  private spentMs = 0;
+  readonly startsBy: number;
+
+  constructor(
+    readonly workspaceId: string,
+    private readonly limits: OpaLimits,
+  ) {
+    this.startsBy = Date.now() + limits.sessionDeadlineMs;
+  }
+
+  leftMs(): number {
+    return this.limits.sessionBudgetMs - this.spentMs;
+  }
+
+  spend(ms: number): void {
+    this.spentMs += ms;
+  }
+}
+
+/**
+ * Runs Rego through an `opa` binary (`RegoEngine`); without a binary every call fails with why. Each
+ * call is a process, in a sandbox: no network (`allow_net: []`), no builtin that reads files, the
+ * network or the environment, an empty environment, a timeout and an address-space limit; the
+ * processes are shared fairly between workspaces, and each session has a budget of `opa` time.
+ */
 export class OpaEngine implements RegoEngine {
   private capabilities: Promise<string> | undefined;
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots: FairSlots;
   private readonly prlimit = findOnPath('prlimit', process.env);
 
-  constructor(private readonly binary: string | undefined) {}
+  constructor(
+    private readonly binary: string | undefined,
+    private readonly limits: OpaLimits = OPA_LIMITS,
+  ) {
+    this.slots = new FairSlots(limits.slots, limits.slotsPerWorkspace);
+  }
 
-  async check(source: string): Promise<string | undefined> {
+  session(workspaceId: string): RegoSession {
+    const budget = new SessionBudget(workspaceId, this.limits);
+    return {
+      check: (source) => this.check(budget, source),
+      deny: (source, input) => this.deny(budget, source, input),
+    };
+  }
+
+  private async check(budget: SessionBudget, source: string): Promise<string | undefined> {
     const pkg = regoPackage(source);
     if (!pkg) return 'the policy declares no package (e.g. `package main`)';
+    const refused = sandboxRefusal(source);
+    if (refused) return refused;
     return this.withPolicy(source, async (file) => {
-      const checked = await this.opa([
-        'check',
-        '--format',
-        'json',
-        '--capabilities',
-        await this.capabilitiesFile(),
-        file,
-      ]);
-      if (checked.code !== 0) return describeCheckErrors(checked, file);
-      const probe = await this.evalDeny(file, pkg, {});
-      if (probe.code !== 0) return failure(probe);
+      // Evaluating on an empty input compiles the policy under the capabilities too.
+      let probe: Outcome;
+      try {
+        probe = await this.evalDeny(budget, file, pkg, {});
+      } catch (error) {
+        if (error instanceof BudgetSpentError) return error.message;
+        throw error;
+      }
+      if (probe.code !== 0) return this.failure(probe, file);
       const value = resultValue(probe.stdout);
       if (value === undefined) return `the policy defines no \`deny\` rule in package ${pkg}`;
       if (!Array.isArray(value)) return '`deny` must be a set of messages (deny contains msg if { … })';
@@ -127,12 +207,14 @@ export class OpaEngine implements RegoEngine {
     });
   }
 
-  async deny(source: string, input: unknown): Promise<string[]> {
+  private async deny(budget: SessionBudget, source: string, input: unknown): Promise<string[]> {
     const pkg = regoPackage(source);
     if (!pkg) throw new OpaError('the policy declares no package');
+    const refused = sandboxRefusal(source);
+    if (refused) throw new OpaError(refused);
     return this.withPolicy(source, async (file) => {
-      const evaluated = await this.evalDeny(file, pkg, input);
-      if (evaluated.code !== 0) throw new OpaError(failure(evaluated));
+      const evaluated = await this.evalDeny(budget, file, pkg, input);
+      if (evaluated.code !== 0) throw new OpaError(this.failure(evaluated, file));
       const value = resultValue(evaluated.stdout);
       const messages = Array.isArray(value) ? value : [];
       return messages
@@ -149,15 +231,17 @@ export class OpaEngine implements RegoEngine {
     return this.binary;
   }
 
-  /** The policy's `deny` set for `input`, as `opa eval` answers it. */
-  private async evalDeny(file: string, pkg: string, input: unknown): Promise<Outcome> {
-    return this.opa(
+  /** The policy's `deny` set for `input`, as `opa eval` answers it; compile errors are its errors. */
+  private async evalDeny(budget: SessionBudget, file: string, pkg: string, input: unknown): Promise<Outcome> {
+    const capabilities = await this.capabilitiesFile();
+    return this.run(
+      budget,
       [
         'eval',
         '--format',
         'json',
         '--capabilities',
-        await this.capabilitiesFile(),
+        capabilities,
         '--data',
         file,
         '--stdin-input',
@@ -167,7 +251,10 @@ export class OpaEngine implements RegoEngine {
     );
   }
 
-  /** The capabilities file: the binary's own builtins but the forbidden ones; written once per process. */
+  /**
+   * The capabilities file: the binary's own builtins but the forbidden ones, and no host to reach
+   * (`allow_net` absent would allow every host); written once per process.
+   */
   private capabilitiesFile(): Promise<string> {
     this.capabilities ??= this.writeCapabilities().catch((error: unknown) => {
       // A failure is not remembered: the next call tries again.
@@ -178,10 +265,11 @@ export class OpaEngine implements RegoEngine {
   }
 
   private async writeCapabilities(): Promise<string> {
-    const listed = await this.opa(['capabilities', '--current']);
-    if (listed.code !== 0) throw new OpaError(`opa capabilities failed: ${failure(listed)}`);
-    const capabilities = JSON.parse(listed.stdout) as { builtins: { name: string }[] };
+    const listed = await this.spawn(['capabilities', '--current'], undefined, this.limits.processTimeoutMs);
+    if (listed.code !== 0) throw new OpaError(`opa capabilities failed: ${this.failure(listed)}`);
+    const capabilities = JSON.parse(listed.stdout) as { builtins: { name: string }[]; allow_net?: string[] };
     capabilities.builtins = capabilities.builtins.filter((builtin) => !FORBIDDEN_BUILTINS.has(builtin.name));
+    capabilities.allow_net = [];
     const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'flightdeck-opa-'));
     const file = path.join(dir, 'capabilities.json');
     await fs.promises.writeFile(file, JSON.stringify(capabilities));
@@ -191,28 +279,41 @@ export class OpaEngine implements RegoEngine {
   /** Writes the policy to a private file for the call, removed after. */
   private async withPolicy<T>(source: string, use: (file: string) => Promise<T>): Promise<T> {
     this.requireBinary();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-rego-'));
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'flightdeck-rego-'));
     const file = path.join(dir, 'policy.rego');
-    fs.writeFileSync(file, source);
+    await fs.promises.writeFile(file, source);
     try {
       return await use(file);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      await fs.promises.rm(dir, { recursive: true, force: true });
     }
   }
 
-  private async opa(args: string[], stdin?: string): Promise<Outcome> {
-    if (this.running >= CONCURRENCY) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
+  /** One `opa` process of a session: in one of its workspace's slots, within the session's budget. */
+  private async run(budget: SessionBudget, args: string[], stdin: string): Promise<Outcome> {
+    if (budget.leftMs() <= 0) throw new BudgetSpentError(this.limits);
+    const release = await this.slots.acquire(budget.workspaceId);
     try {
-      return await this.spawn(args, stdin);
+      if (Date.now() > budget.startsBy)
+        throw new UnavailableError(
+          'Open Policy Agent is busy: the policy was not run in time; try again shortly',
+        );
+      const left = budget.leftMs();
+      if (left <= 0) throw new BudgetSpentError(this.limits);
+      const byBudget = left < this.limits.processTimeoutMs;
+      const started = performance.now();
+      try {
+        const outcome = await this.spawn(args, stdin, byBudget ? left : this.limits.processTimeoutMs);
+        return outcome.stopped && byBudget ? { ...outcome, stopped: 'budget' } : outcome;
+      } finally {
+        budget.spend(performance.now() - started);
+      }
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      release();
     }
   }
 
-  private spawn(args: string[], stdin: string | undefined): Promise<Outcome> {
+  private spawn(args: string[], stdin: string | undefined, timeoutMs: number): Promise<Outcome> {
     const binary = this.requireBinary();
     const [command, commandArgs] = this.prlimit
       ? [this.prlimit, [`--as=${ADDRESS_SPACE_BYTES}`, '--', binary, ...args]]
@@ -225,11 +326,11 @@ export class OpaEngine implements RegoEngine {
       });
       let stdout = '';
       let stderr = '';
-      let timedOut = false;
+      let stopped = false;
       const timer = setTimeout(() => {
-        timedOut = true;
+        stopped = true;
         child.kill('SIGKILL');
-      }, PROCESS_TIMEOUT_MS);
+      }, timeoutMs);
       child.stdout.on('data', (chunk: Buffer) => {
         if (stdout.length < OUTPUT_LIMIT) stdout += chunk.toString('utf8');
       });
@@ -242,42 +343,52 @@ export class OpaEngine implements RegoEngine {
       });
       child.on('close', (code) => {
         clearTimeout(timer);
-        resolve({ code, stdout, stderr, timedOut });
+        resolve({ code, stdout, stderr, ...(stopped ? { stopped: 'process' as const } : {}) });
       });
       child.stdin.on('error', () => undefined);
       child.stdin.end(stdin ?? '');
     });
+  }
+
+  /** Why a process failed, in words for the policy's author (the policy file named `policy.rego`). */
+  private failure(outcome: Outcome, file?: string): string {
+    if (outcome.stopped === 'budget') return budgetSpent(this.limits);
+    if (outcome.stopped) return `the policy ran longer than ${this.limits.processTimeoutMs / 1000} s`;
+    if (/out of memory|cannot allocate/i.test(outcome.stderr)) return 'the policy ran out of memory';
+    const parsed = safeJson(outcome.stdout) ?? safeJson(outcome.stderr);
+    const errors = (parsed as { errors?: OpaErrorEntry[] } | undefined)?.errors;
+    const text = errors?.length
+      ? errors
+          .slice(0, 5)
+          .map((error) =>
+            error.location?.row
+              ? `line ${error.location.row}, column ${error.location.col ?? 1}: ${error.message ?? 'error'}`
+              : (error.message ?? 'error'),
+          )
+          .join('; ')
+      : `opa exited with ${outcome.code}: ${outcome.stderr.split('\n')[0]?.slice(0, 300) ?? ''}`;
+    return file ? text.replaceAll(file, 'policy.rego') : text;
+  }
+}
+
+interface OpaErrorEntry {
+  message?: string;
+  location?: { row?: number; col?: number };
+}
+
+function budgetSpent(limits: OpaLimits): string {
+  return `Open Policy Agent time ran out: ${limits.sessionBudgetMs / 1000} s for all the policies of one write or evaluation`;
+}
+
+class BudgetSpentError extends OpaError {
+  constructor(limits: OpaLimits) {
+    super(budgetSpent(limits));
   }
 }
 
 function resultValue(stdout: string): unknown {
   const parsed = JSON.parse(stdout) as { result?: { expressions?: { value?: unknown }[] }[] };
   return parsed.result?.[0]?.expressions?.[0]?.value;
-}
-
-function failure(outcome: Outcome): string {
-  if (outcome.timedOut) return `the policy ran longer than ${PROCESS_TIMEOUT_MS / 1000} s`;
-  if (/out of memory|cannot allocate/i.test(outcome.stderr)) return 'the policy ran out of memory';
-  const parsed = safeJson(outcome.stdout) ?? safeJson(outcome.stderr);
-  const errors = (parsed as { errors?: { message?: string }[] } | undefined)?.errors;
-  if (errors?.length) return errors.map((error) => error.message ?? 'error').join('; ');
-  return `opa exited with ${outcome.code}: ${outcome.stderr.split('\n')[0]?.slice(0, 300) ?? ''}`;
-}
-
-function describeCheckErrors(outcome: Outcome, file: string): string {
-  const parsed = safeJson(outcome.stdout) ?? safeJson(outcome.stderr);
-  const errors = (parsed as { errors?: { message: string; location?: { row?: number; col?: number } }[] })
-    ?.errors;
-  if (!errors?.length) return failure(outcome);
-  return errors
-    .slice(0, 5)
-    .map((error) =>
-      error.location?.row
-        ? `line ${error.location.row}, column ${error.location.col ?? 1}: ${error.message}`
-        : error.message,
-    )
-    .join('; ')
-    .replaceAll(file, 'policy.rego');
 }
 
 function safeJson(text: string): unknown {

@@ -4,6 +4,7 @@ import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { newId } from './ids';
 import type { ReleaseRow } from './jobCreation';
 import type { LoadedRelease } from './releaseFacts';
+import { planDigest, recordedPlanVerdicts, recordPlanVerdicts, type PlanVerdictRecord } from './planVerdicts';
 import type { SecretBox } from './secrets';
 import { planTargets, type PlanTargetRow } from './targetPlans';
 
@@ -62,39 +63,70 @@ export async function planValidationInput(
   };
 }
 
+/** The `planValidationOpa` rules among the facts' policies, with the plan they judge; none without a rule. */
+async function planRules(
+  em: EntityManager,
+  box: SecretBox,
+  loaded: LoadedRelease,
+): Promise<{ input: PlanValidationInput | null; rules: { id: string; rego: string; digest: string }[] }> {
+  const rules = loaded.facts.policies.flatMap((policy) =>
+    policy.rules.flatMap((rule) =>
+      rule.planValidationOpa ? [{ id: rule.id, ...rule.planValidationOpa }] : [],
+    ),
+  );
+  if (rules.length === 0 || !loaded.target) return { input: null, rules: [] };
+  const input = await planValidationInput(em, box, loaded.target, loaded.facts.version.id, loaded.releaseId);
+  return {
+    input,
+    rules: rules.map((rule) => ({ id: rule.id, rego: rule.rego, digest: planDigest(rule.rego, input) })),
+  };
+}
+
 /**
- * A release's facts (real or would-be) with each `planValidationOpa` rule's verdict on its plan:
- * what the release workflow evaluates, and what an explanation shows. Facts without such a rule are
- * returned as they are; an engine that fails gives the rule an error verdict (the gate waits).
+ * A stored release's facts with each `planValidationOpa` rule's verdict on its plan, evaluated by
+ * the Rego engine (one session of the release's workspace, so one budget for all its rules) and
+ * recorded for explanations. Facts without such a rule are returned as they are; an engine that
+ * fails gives the rule an error verdict (the gate waits).
  */
 export async function withPlanValidation(
   em: EntityManager,
   box: SecretBox,
   rego: RegoEngine,
   loaded: LoadedRelease,
-  /** Whether `loaded` is a stored release (not a would-be one keyed by its version). */
-  stored: boolean,
 ): Promise<LoadedRelease> {
-  const rules = loaded.facts.policies.flatMap((policy) =>
-    policy.rules.flatMap((rule) =>
-      rule.planValidationOpa ? [{ id: rule.id, ...rule.planValidationOpa }] : [],
-    ),
-  );
-  if (rules.length === 0 || !loaded.target) return loaded;
-  const input = await planValidationInput(
-    em,
-    box,
-    loaded.target,
-    loaded.facts.version.id,
-    stored ? loaded.releaseId : undefined,
-  );
-  const planValidation: Record<string, PlanVerdict> = {};
+  const { input, rules } = await planRules(em, box, loaded);
+  if (rules.length === 0) return loaded;
+  const session = rego.session(loaded.workspaceId);
+  const verdicts: PlanVerdictRecord[] = [];
   for (const rule of rules) {
+    let verdict: PlanVerdict;
     try {
-      planValidation[rule.id] = { denials: await rego.deny(rule.rego, input) };
+      verdict = { denials: await session.deny(rule.rego, input) };
     } catch (error) {
-      planValidation[rule.id] = { error: (error as Error).message };
+      verdict = { error: (error as Error).message };
     }
+    verdicts.push({ ruleId: rule.id, digest: rule.digest, verdict });
   }
+  await recordPlanVerdicts(em, loaded, verdicts);
+  const planValidation = Object.fromEntries(verdicts.map((record) => [record.ruleId, record.verdict]));
+  return { ...loaded, facts: { ...loaded.facts, planValidation } };
+}
+
+/**
+ * A stored release's facts with the verdicts its evaluation recorded on its plan as it is now,
+ * without running the engine: a rule without one shows as pending (domain/gates.ts).
+ */
+export async function withRecordedPlanVerdicts(
+  em: EntityManager,
+  box: SecretBox,
+  loaded: LoadedRelease,
+): Promise<LoadedRelease> {
+  const { rules } = await planRules(em, box, loaded);
+  if (rules.length === 0) return loaded;
+  const planValidation = await recordedPlanVerdicts(
+    em,
+    loaded.releaseId,
+    rules.map((rule) => ({ ruleId: rule.id, digest: rule.digest })),
+  );
   return { ...loaded, facts: { ...loaded.facts, planValidation } };
 }

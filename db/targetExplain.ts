@@ -1,21 +1,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
 import { explainTarget, type Explanation, type SlotJob, type TargetSlot } from '../domain/explain';
-import type { RegoEngine } from '../domain/planValidation';
 import type { ReleasePhase } from '../domain/releases';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
-import { withPlanValidation } from './releasePlan';
+import { withRecordedPlanVerdicts } from './releasePlan';
 import type { SecretBox } from './secrets';
 
 /**
  * Explains a release target for a version (by default the deployment's newest ready one): the
  * facts of the version's release there (or of a would-be release), through the gates' own code
- * (domain/explain.ts), with the target's slot and current release.
+ * (domain/explain.ts), with the target's slot and current release. It runs no policy engine: plan
+ * validation rules show the verdicts the release's evaluation recorded.
  */
 export async function explainReleaseTarget(
   em: EntityManager,
-  engines: { secrets: SecretBox; rego: RegoEngine },
+  secrets: SecretBox,
   workspaceId: string,
   target: ReleaseTargetRef,
   versionId?: string,
@@ -30,11 +30,9 @@ export async function explainReleaseTarget(
     ? await loadRelease(em, existing.id)
     : (await loadTargetVersionFacts(em, workspaceId, target, version.id)).get(version.id);
   if (!loaded) throw new NotFoundError('version', version.id);
-  // Plan validation as the release's workflow evaluates it: on the plan, by the Rego engine.
+  // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
   const judged =
-    loaded.phase === 'pending'
-      ? await withPlanValidation(em, engines.secrets, engines.rego, loaded, existing !== undefined)
-      : loaded;
+    existing && loaded.phase === 'pending' ? await withRecordedPlanVerdicts(em, secrets, loaded) : loaded;
   return explainTarget({
     facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,

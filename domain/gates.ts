@@ -124,8 +124,9 @@ export interface ReleaseFacts {
   rollout: { position: number; total: number; startedAt: string };
   /**
    * Each `planValidationOpa` rule's verdict on the release's plan, by rule id: evaluated by the
-   * release's workflow when it loads its facts (absent in a fan-out's batch, which then leaves the
-   * release to its workflow).
+   * release's workflow when it loads its facts, read as recorded by an explanation (absent in a
+   * fan-out's batch, which then leaves the release to its workflow, and for a rule not yet evaluated
+   * on the plan).
    */
   planValidation?: Record<string, PlanVerdict>;
 }
@@ -355,7 +356,11 @@ function planValidationRules(facts: ReleaseFacts, now: number): RuleEvaluation[]
     const base = { kind: 'planValidationOpa' as const, policyId, ruleId };
     const verdict = facts.planValidation?.[ruleId];
     if (!verdict)
-      return { ...base, state: 'waiting' as const, reason: `plan validation ${spec.name} has not run yet` };
+      return {
+        ...base,
+        state: 'waiting' as const,
+        reason: `plan validation ${spec.name} is pending: no verdict on this plan yet`,
+      };
     if ('error' in verdict) {
       return {
         ...base,

@@ -11,6 +11,14 @@
 export const MAX_REGO_LENGTH = 64 * 1024;
 
 export interface RegoEngine {
+  /**
+   * The engine for one request or one release evaluation of a workspace: its calls share the
+   * workspace's part of the engine (no workspace holds all of it) and one budget of engine time.
+   */
+  session(workspaceId: string): RegoSession;
+}
+
+export interface RegoSession {
   /** Why the source is refused (a compile error, a missing `deny`, a forbidden builtin); undefined if fine. */
   check(source: string): Promise<string | undefined>;
   /** The messages of the policy's `deny` set for `input`, sorted. */

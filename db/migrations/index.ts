@@ -15,6 +15,7 @@ import { Migration0015DeploymentAgentSelector } from './Migration0015DeploymentA
 import { Migration0016Workflows } from './Migration0016Workflows';
 import { Migration0017RolloutStartedAt } from './Migration0017RolloutStartedAt';
 import { Migration0018SelectorOverruns } from './Migration0018SelectorOverruns';
+import { Migration0020PlanVerdicts } from './Migration0020PlanVerdicts';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   { name: 'Migration0016Workflows', class: Migration0016Workflows },
   { name: 'Migration0017RolloutStartedAt', class: Migration0017RolloutStartedAt },
   { name: 'Migration0018SelectorOverruns', class: Migration0018SelectorOverruns },
+  { name: 'Migration0020PlanVerdicts', class: Migration0020PlanVerdicts },
 ];

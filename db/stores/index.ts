@@ -75,7 +75,7 @@ export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine
     variables: new VariableStore(em, secrets),
     variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets, rego),
-    releaseTargets: new ReleaseTargetStore(em, secrets, rego),
+    releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),
     jobs: new JobStore(em),

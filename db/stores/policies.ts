@@ -47,12 +47,20 @@ async function wakePendingReleases(em: EntityManager, workspaceId: string): Prom
   );
 }
 
-/** Each `planValidationOpa` rule's Rego compiled by the engine: a policy that does not compile is refused (400). */
-async function checkRegoRules(rego: RegoEngine, rules: readonly PolicyRuleInput[]): Promise<void> {
+/**
+ * Each `planValidationOpa` rule's Rego compiled by the engine, in one session of the workspace (one
+ * budget for the request): a policy that does not compile is refused (400).
+ */
+async function checkRegoRules(
+  rego: RegoEngine,
+  workspaceId: string,
+  rules: readonly PolicyRuleInput[],
+): Promise<void> {
   const issues: FieldIssue[] = [];
+  const session = rego.session(workspaceId);
   for (const [index, rule] of rules.entries()) {
     if (!rule.planValidationOpa) continue;
-    const problem = await rego.check(rule.planValidationOpa.rego);
+    const problem = await session.check(rule.planValidationOpa.rego);
     if (problem) issues.push({ path: `body.rules[${index}].planValidationOpa.rego`, message: problem });
   }
   if (issues.length > 0) throw new ValidationError('A plan validation policy is refused', issues);
@@ -70,7 +78,7 @@ export class PolicyStore {
   }
 
   async upsert(workspaceId: string, id: string, input: PolicyInput): Promise<Upserted<Policy>> {
-    await checkRegoRules(this.rego, input.rules ?? []);
+    await checkRegoRules(this.rego, workspaceId, input.rules ?? []);
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
@@ -106,7 +114,7 @@ export class PolicyStore {
    * newest ready version, at most MAX_DRY_RUN_TARGETS targets (domain/policyDryRun.ts).
    */
   async dryRun(workspaceId: string, input: PolicyInput): Promise<PolicyDryRun> {
-    await checkRegoRules(this.rego, input.rules ?? []);
+    await checkRegoRules(this.rego, workspaceId, input.rules ?? []);
     const id = newId();
     const rules = (input.rules ?? []).map((rule) => ({ ...rule, id: newId() }));
     const policy = {

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Explanation } from '../../domain/explain';
-import type { RegoEngine } from '../../domain/planValidation';
 import { passesEveryRule } from '../../domain/gates';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
@@ -30,7 +29,6 @@ export class ReleaseTargetStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
-    private readonly rego: RegoEngine,
   ) {}
 
   list(workspaceId: string, filter: ReleaseTargetFilter, page: PageRequest): Promise<Page<ReleaseTarget>> {
@@ -102,13 +100,7 @@ export class ReleaseTargetStore {
     versionId?: string,
   ): Promise<Explanation> {
     await this.get(workspaceId, ref, key);
-    return explainReleaseTarget(
-      this.em,
-      { secrets: this.secrets, rego: this.rego },
-      workspaceId,
-      ref,
-      versionId,
-    );
+    return explainReleaseTarget(this.em, this.secrets, workspaceId, ref, versionId);
   }
 
   async get(workspaceId: string, ref: ReleaseTargetRef, key: string): Promise<ReleaseTarget> {

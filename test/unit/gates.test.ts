@@ -107,7 +107,7 @@ describe('evaluateGates', () => {
     const rule = [{ planValidationOpa: { name: 'no-rc', rego: 'package main' } }];
     expect(evaluateGates(facts({}, rule), NOW)).toMatchObject({
       decision: 'wait',
-      reason: 'plan validation no-rc has not run yet',
+      reason: 'plan validation no-rc is pending: no verdict on this plan yet',
     });
     const failed = evaluateGates(
       facts({ planValidation: { 'rule-0': { error: 'opa timed out' } } }, rule),

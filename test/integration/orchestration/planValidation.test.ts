@@ -1,4 +1,5 @@
 import { OpaEngine, findOpa } from '../../../cli/opa';
+import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -81,15 +82,47 @@ describe('plan validation (OPA)', () => {
     expect(blocked.phase).toBe('pending');
     expect(await api.jobs(`&releaseId=${blocked.id}`)).toHaveLength(0);
 
-    // Explain evaluates the rule as the workflow does: on the plan, with the engine.
-    const explained = await api.get<{ rules: { kind: string; state: string; reason: string }[] }>(
-      `/release-targets/${resource}-${environment}-${deployment}/explain?versionId=${rcVersion}`,
-    );
-    expect(explained.rules.find((rule) => rule.kind === 'planValidationOpa')).toEqual(
-      expect.objectContaining({
-        state: 'blocked',
-        reason: 'plan validation gate denies: release candidates do not go to prod',
-      }),
+    // Explain shows the verdicts the workflow recorded on the plan.
+    const planRules = async () =>
+      (
+        await api.get<{ rules: { kind: string; state: string; reason: string }[] }>(
+          `/release-targets/${resource}-${environment}-${deployment}/explain?versionId=${rcVersion}`,
+        )
+      ).rules.filter((rule) => rule.kind === 'planValidationOpa');
+    const denied = {
+      state: 'blocked',
+      reason: 'plan validation gate denies: release candidates do not go to prod',
+    };
+    expect(await planRules()).toEqual([expect.objectContaining(denied)]);
+
+    // Explain runs no policy itself (issue 24): a rule the workflow has not evaluated yet (the
+    // worker is stopped) is pending, though running it would pass.
+    await stack.stopWorker();
+    try {
+      await api.policy({
+        name: 'plan checks, later',
+        selector: 'deployment.slug == "validated"',
+        rules: [{ planValidationOpa: { name: 'debug-gate', rego: NO_DEBUG } }],
+      });
+      expect(await planRules()).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining(denied),
+          expect.objectContaining({
+            state: 'waiting',
+            reason: 'plan validation debug-gate is pending: no verdict on this plan yet',
+          }),
+        ]),
+      );
+    } finally {
+      await stack.startWorker();
+    }
+    // The release looks again (the policy change woke it) and records the new rule's verdict.
+    await eventually(
+      async () =>
+        (await planRules()).some(
+          (rule) => rule.state === 'passed' && rule.reason === 'plan validation debug-gate passed',
+        ),
+      { what: 'the new rule to be evaluated' },
     );
   });
 
@@ -115,7 +148,7 @@ describe('plan validation (OPA)', () => {
   });
 
   it('runs a tenant policy in a bounded process: an endless one is stopped and reported', async () => {
-    const engine = new OpaEngine(findOpa());
+    const engine = new OpaEngine(findOpa()).session(stack.workspaceId);
     const bomb = `package main
 
 deny contains msg if {
