@@ -1,3 +1,5 @@
+// First: `.openapi()` exists only on schemas built after zod is extended (api/schemas/zod.ts).
+import './schemas/zod';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';

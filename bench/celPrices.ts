@@ -1,5 +1,5 @@
 import { Environment } from '@marcbachmann/cel-js';
-import { evaluatorOf, Meter, meterEnvironment, nodeKey, sizeOf, withMeter } from '../domain/celMeter';
+import { evaluatorOf, nodeKey, sizeOf } from '../domain/celMeter';
 import { CEL_PRICES, type Price } from '../domain/celPrices';
 import { round } from './environment';
 
@@ -217,8 +217,6 @@ class Profiler {
   /** Sizes and time of the current node's children (see installProfiler). */
   childSizes = 0;
   childNs = 0;
-  /** What timing one node costs, measured on an empty body and taken off every self time. */
-  overheadNs = 0;
 
   install(env: Environment): void {
     installProfiler(env, this);
@@ -227,7 +225,7 @@ class Profiler {
   record(key: string, units: number, selfNs: number): void {
     let list = this.samples.get(key);
     if (!list) this.samples.set(key, (list = []));
-    list.push({ source: this.source, units, selfNs: Math.max(0, selfNs - this.overheadNs) });
+    list.push({ source: this.source, units, selfNs: Math.max(0, selfNs) });
   }
 }
 
@@ -245,7 +243,7 @@ function installProfiler(env: Environment, profiler: Profiler): void {
     profiler.record(nodeKey(node), profiler.childSizes + size, evaluatedNs - profiler.childNs);
     profiler.childSizes = outerSizes + size;
     // The parent's time includes all of this wrapper's, sizing and recording included.
-    profiler.childNs = outerNs + (performance.now() - entered) * 1e6 + profiler.overheadNs;
+    profiler.childNs = outerNs + (performance.now() - entered) * 1e6;
     return value;
   } as never;
 }
@@ -257,8 +255,26 @@ const quantile = (values: number[], q: number): number => {
 const median = (values: number[]): number => quantile(values, 0.5);
 const upperQuartile = (values: number[]): number => quantile(values, 0.75);
 
-/** Every node costs at least this: the evaluator's own work per node, under the timer's resolution. */
+/** Every node costs at least this, before scaling: the evaluator's own work per node. */
 const FLOOR_NS = 20;
+
+/**
+ * Nodes whose value is a comprehension's accumulator (or that run one): their work per element is
+ * charged to the nodes they run per element, so the sizes they pass along, which grow with every
+ * element, are not priced (that would charge a map over n elements n² times).
+ */
+const ACCUMULATING = new Set([
+  'accuPush',
+  'accuValue',
+  '?:',
+  '.all/2',
+  '.exists/2',
+  '.exists_one/2',
+  '.map/2',
+  '.map/3',
+  '.filter/2',
+  '.bind/3',
+]);
 
 /** Inputs up to this size count as small: they set the base price; larger ones the per-unit price. */
 const SMALL_UNITS = 16;
@@ -296,21 +312,55 @@ function timeWhole(run: () => unknown, samples: number): number {
   return median(times);
 }
 
+/** Each node an evaluation visits, as the meter sees it: its price key and its units. */
+type Visit = [key: string, units: number];
+
+/** The visits of one evaluation of `text`, the root's included (the meter charges it last). */
+function visitsOf(text: string, context: Record<string, unknown>): Visit[] {
+  const env = environment();
+  const visits: Visit[] = [];
+  let childSizes = 0;
+  evaluatorOf(env).run = function run(this: unknown, node: ProfiledNode, ctx: unknown) {
+    const outer = childSizes;
+    childSizes = 0;
+    const value = node.evaluate(this, node, ctx);
+    const size = sizeOf(value);
+    visits.push([nodeKey(node), childSizes + size]);
+    childSizes = outer + size;
+    return value;
+  } as never;
+  const parsed = env.parse(text);
+  parsed.check();
+  const result = parsed(context);
+  visits.push([nodeKey(parsed.ast as unknown as ProfiledNode), childSizes + sizeOf(result)]);
+  return visits;
+}
+
+const chargeOf = (visits: Visit[], table: Readonly<Record<string, Price>>): number =>
+  visits.reduce((sum, [key, units]) => {
+    const price = table[key] ?? { base: 0, perUnit: 0 };
+    return sum + price.base + price.perUnit * units;
+  }, 0);
+
+/** An evaluation timed as a whole, without any instrumentation. */
+function timePlain(text: string, context: Record<string, unknown>): number {
+  const parsed = environment().parse(text);
+  parsed.check();
+  return timeWhole(() => parsed(context), 100);
+}
+
+const scaled = (table: Record<string, Price>, factor: number): Record<string, Price> =>
+  Object.fromEntries(
+    Object.entries(table).map(([key, price]) => [
+      key,
+      { base: Math.max(1, round(price.base * factor, 0)), perUnit: round(price.perUnit * factor, 3) },
+    ]),
+  );
+
 export async function run(): Promise<Record<string, unknown>> {
   const profiled = environment();
   const profiler = new Profiler();
   profiler.install(profiled);
-
-  // The timing overhead: a one-node body timed by the profiler against its bare cost.
-  const bare = environment();
-  const literal = bare.parse('true');
-  literal.check();
-  const bareNs = timeWhole(() => literal({}), 20_000);
-  const probe = profiled.parse('[true][0]');
-  probe.check();
-  const probedNs = timeWhole(() => probe({}), 20_000);
-  profiler.overheadNs = Math.max(0, (probedNs - bareNs) / 3);
-  profiler.samples.clear();
 
   for (const size of SIZES) {
     const context = inputs(size);
@@ -327,50 +377,55 @@ export async function run(): Promise<Record<string, unknown>> {
     }
   }
 
-  const fitted = Object.fromEntries(
+  // Relative prices from the profile (each node's self time includes its share of the timer's).
+  const relative = Object.fromEntries(
     [...profiler.samples]
       .map(([key, samples]) => [key, samples.filter((sample) => sample.source !== 'warm-up')] as const)
       .filter(([, samples]) => samples.length > 0)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([key, samples]) => [key, fit(samples)]),
+      .map(([key, samples]) => {
+        const price = fit(samples);
+        return [key, ACCUMULATING.has(key) ? { ...price, perUnit: 0 } : price];
+      }),
   );
 
-  // The check runs on the table in the code, as the selectors do.
-  const metered = environment();
-  meterEnvironment(metered);
-  const checks = CHECKS.flatMap((text) =>
+  // Their scale from whole evaluations timed without instrumentation: chosen so that three
+  // evaluations in four are charged at least what they took.
+  const wholes = [...CORPUS, ...CHECKS].flatMap((text) =>
     [10, 1000].map((size) => {
       const context = inputs(size);
-      const parsed = metered.parse(text);
-      parsed.check();
-      const meter = new Meter(Number.MAX_SAFE_INTEGER);
-      withMeter(meter, parsed.ast, () => parsed(context));
-      const measuredNs = timeWhole(
-        () => withMeter(new Meter(Number.MAX_SAFE_INTEGER), parsed.ast, () => parsed(context)),
-        200,
-      );
-      return {
-        expression: text,
-        size,
-        chargedUnits: round(meter.spent, 0),
-        measuredNs: round(measuredNs, 0),
-        chargedOverMeasured: round(meter.spent / measuredNs, 2),
-      };
+      return { text, size, visits: visitsOf(text, context), measuredNs: timePlain(text, context) };
     }),
   );
+  const factor = upperQuartile(wholes.map((w) => w.measuredNs / Math.max(1, chargeOf(w.visits, relative))));
+  const table = scaled(relative, factor);
 
-  const missing = Object.keys(fitted).filter((key) => !(key in CEL_PRICES));
-  const drift = Object.entries(fitted)
+  const ratios = wholes.map((w) => chargeOf(w.visits, table) / w.measuredNs);
+  const checks = wholes
+    .filter((w) => CHECKS.includes(w.text))
+    .map((w) => ({
+      expression: w.text,
+      size: w.size,
+      chargedUnits: round(chargeOf(w.visits, table), 0),
+      measuredNs: round(w.measuredNs, 0),
+      chargedOverMeasured: round(chargeOf(w.visits, table) / w.measuredNs, 2),
+      chargedOverMeasuredWithCodeTable: round(chargeOf(w.visits, CEL_PRICES) / w.measuredNs, 2),
+    }));
+
+  const missing = Object.keys(table).filter((key) => !(key in CEL_PRICES));
+  const drift = Object.entries(table)
     .filter(([key]) => key in CEL_PRICES)
-    .map(([key, price]) => ({
-      key,
-      baseRatio: round(price.base / CEL_PRICES[key]!.base, 2),
-    }))
+    .map(([key, price]) => ({ key, baseRatio: round(price.base / CEL_PRICES[key]!.base, 2) }))
     .filter((entry) => entry.baseRatio > 2 || entry.baseRatio < 0.5);
 
   return {
-    timingOverheadNs: round(profiler.overheadNs, 1),
-    table: fitted,
+    scale: round(factor, 3),
+    chargedOverMeasured: {
+      p10: round(quantile(ratios, 0.1), 2),
+      p50: round(median(ratios), 2),
+      p90: round(quantile(ratios, 0.9), 2),
+    },
+    table,
     missingFromCode: missing,
     driftAgainstCode: drift,
     checks,

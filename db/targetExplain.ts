@@ -1,11 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
-import { explainTarget, type Explanation, type SlotJob, type TargetSlot } from '../domain/explain';
+import {
+  explainTarget,
+  type Explanation,
+  type SlotJob,
+  type TargetSelectorWarning,
+  type TargetSlot,
+} from '../domain/explain';
+import { policySelectors, type PolicyRule } from '../domain/policies';
+import type { HeldSelector } from '../domain/selectors';
 import type { ReleasePhase } from '../domain/releases';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
 import { withRecordedPlanVerdicts } from './releasePlan';
 import type { SecretBox } from './secrets';
+import { selectorWarnings } from './selectorOverruns';
 
 /**
  * Explains a release target for a version (by default the deployment's newest ready one): the
@@ -33,12 +42,53 @@ export async function explainReleaseTarget(
   // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
   const judged =
     existing && loaded.phase === 'pending' ? await withRecordedPlanVerdicts(em, secrets, loaded) : loaded;
-  return explainTarget({
+  const explanation = explainTarget({
     facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,
     slot: await targetSlot(em, target),
     now: new Date(),
   });
+  const warnings = await targetSelectorWarnings(em, workspaceId, target);
+  return warnings.length > 0 ? { ...explanation, selectorWarnings: warnings } : explanation;
+}
+
+/**
+ * The selectors that decide the target (its environment's, its deployment's, and every enabled
+ * policy's, since a policy whose selector was stopped did not match) that turned out slow.
+ */
+async function targetSelectorWarnings(
+  em: EntityManager,
+  workspaceId: string,
+  target: ReleaseTargetRef,
+): Promise<TargetSelectorWarning[]> {
+  const records = await em.execute<
+    { kind: 'environment' | 'deployment' | 'policy'; id: string; name: string; selectors: HeldSelector[] }[]
+  >(
+    `SELECT 'environment' AS kind, id, name,
+            json_build_array(json_build_object('path', 'resourceSelector', 'scope', 'resource', 'expression', resource_selector)) AS selectors
+       FROM environment WHERE id = ? AND workspace_id = ?
+     UNION ALL
+     SELECT 'deployment', id, name,
+            json_build_array(json_build_object('path', 'resourceSelector', 'scope', 'resource', 'expression', resource_selector),
+                             json_build_object('path', 'jobAgentSelector', 'scope', 'jobAgent', 'expression', job_agent_selector))
+       FROM deployment WHERE id = ? AND workspace_id = ?
+     UNION ALL
+     SELECT 'policy', id, name, json_build_array(json_build_object('selector', selector, 'rules', rules))
+       FROM policy WHERE workspace_id = ? AND enabled`,
+    [target.environmentId, workspaceId, target.deploymentId, workspaceId, workspaceId],
+  );
+  const held = records.map((record) =>
+    record.kind === 'policy'
+      ? policySelectors(record.selectors[0] as unknown as { selector: string; rules: PolicyRule[] })
+      : record.selectors,
+  );
+  const warnings = await selectorWarnings(em, held);
+  return records.flatMap((record, index) =>
+    warnings[index]!.map((warning) => ({
+      record: { type: record.kind, id: record.id, name: record.name },
+      ...warning,
+    })),
+  );
 }
 
 /** A version of the target's deployment, by id, or its newest ready one; 404 otherwise. */

@@ -12,7 +12,8 @@ import { priceOf, type Price } from './celPrices';
  * that evaluates a selector replays to the same verdict.
  *
  * The library evaluates every node through its evaluator's `run(node, context)`; each environment's
- * evaluator gets a metered `run` once, when the environment is made (`meterEnvironment`). The
+ * evaluator gets a metered `run` (and a `tryEval` that lets a stop through) once, when the
+ * environment is made (`meterEnvironment`). The
  * library's version is pinned (package.json) and test/unit/celBudget.test.ts fails if the hook
  * stops seeing nodes.
  */
@@ -26,6 +27,7 @@ interface Node {
 
 interface Evaluator {
   run(node: Node, context: unknown): unknown;
+  tryEval(node: Node, context: unknown): unknown;
 }
 
 /** The state of one evaluation: what it has spent, and where it must stop. */
@@ -117,6 +119,21 @@ function meteredRun(this: Evaluator, node: Node, context: unknown): unknown {
   return value;
 }
 
+/**
+ * The library's `tryEval` turns an error into a value where CEL lets a later operand decide
+ * (`||`, `&&`, `exists`, `all`): a stopped evaluation must not be one of those, or a quantifier
+ * would go on over every element, failing each at once.
+ */
+function meteredTryEval(this: Evaluator, node: Node, context: unknown): unknown {
+  try {
+    const value = this.run(node, context);
+    return value instanceof Promise ? value.catch((error: unknown) => error) : value;
+  } catch (error) {
+    if (error instanceof EvaluationOverBudget) throw error;
+    return error;
+  }
+}
+
 /** The evaluator of an environment, reached by evaluating a probe whose root hands it over. */
 export function evaluatorOf(env: Environment): Evaluator {
   const probe = env.parse('true');
@@ -135,7 +152,9 @@ export function evaluatorOf(env: Environment): Evaluator {
 
 /** Installs the meter into an environment's evaluator; nodes are charged only while a meter is active. */
 export function meterEnvironment(env: Environment): void {
-  evaluatorOf(env).run = meteredRun;
+  const evaluator = evaluatorOf(env);
+  evaluator.run = meteredRun;
+  evaluator.tryEval = meteredTryEval;
 }
 
 /**

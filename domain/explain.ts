@@ -29,6 +29,14 @@ export interface ExplainedRule extends RuleEvaluation {
   approvedBy?: string[];
 }
 
+/** A selector deciding the target whose evaluation was stopped by its budget (db/selectorOverruns.ts). */
+export interface TargetSelectorWarning {
+  record: { type: 'environment' | 'deployment' | 'policy'; id: string; name: string };
+  path: string;
+  message: string;
+  lastSeenAt: string;
+}
+
 export interface Explanation {
   version: { id: string; tag: string };
   /** The version's release on the target, if it has one. */
@@ -41,6 +49,8 @@ export interface Explanation {
   slot: TargetSlot;
   /** What happens next, in a sentence. */
   next: string;
+  /** Selectors deciding the target that turned out slow: where they were stopped, they did not match. */
+  selectorWarnings?: TargetSelectorWarning[];
 }
 
 export interface ExplainInput {

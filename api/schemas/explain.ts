@@ -32,6 +32,24 @@ export const ExplanationSchema = z
       currentRelease: z.object({ id: z.uuid(), versionTag: z.string() }).nullable(),
     }),
     next: z.string().openapi({ description: 'What happens next, in a sentence' }),
+    selectorWarnings: z
+      .array(
+        z.object({
+          record: z.object({
+            type: z.enum(['environment', 'deployment', 'policy']),
+            id: z.uuid(),
+            name: z.string(),
+          }),
+          path: z.string(),
+          message: z.string(),
+          lastSeenAt: Timestamp,
+        }),
+      )
+      .optional()
+      .openapi({
+        description:
+          'Selectors deciding the target whose evaluation was stopped by its budget; where stopped, they did not match',
+      }),
   })
   .openapi('TargetExplanation', {
     description:

@@ -63,6 +63,11 @@ export function renderExplanation(explanation: Explanation): string[] {
     );
   }
   lines.push(`Next: ${explanation.next}`);
+  for (const warning of explanation.selectorWarnings ?? []) {
+    lines.push(
+      `Warning: ${warning.record.type} ${warning.record.name} ${warning.path}: ${warning.message} (last ${warning.lastSeenAt})`,
+    );
+  }
   return lines;
 }
 
