@@ -14,6 +14,7 @@ import { Migration0014DeploymentPlans } from './Migration0014DeploymentPlans';
 import { Migration0015DeploymentAgentSelector } from './Migration0015DeploymentAgentSelector';
 import { Migration0016Workflows } from './Migration0016Workflows';
 import { Migration0017RolloutStartedAt } from './Migration0017RolloutStartedAt';
+import { Migration0021LegacySealsRetired } from './Migration0021LegacySealsRetired';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   { name: 'Migration0015DeploymentAgentSelector', class: Migration0015DeploymentAgentSelector },
   { name: 'Migration0016Workflows', class: Migration0016Workflows },
   { name: 'Migration0017RolloutStartedAt', class: Migration0017RolloutStartedAt },
+  { name: 'Migration0021LegacySealsRetired', class: Migration0021LegacySealsRetired },
 ];
