@@ -167,9 +167,16 @@ spec:
     argo.loseNextAnswers('sync');
     const { job } = await deploy('argo-crash');
     const name = 'svc-argo-crash-argo-crash-node';
-    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
-    expect(linked).toMatchObject({ status: 'triggered', externalId: name });
-    expect(linked.message).toBe(`Argo CD application ${name}: its sync is running`);
+    const dispatched = await agents.waitForJob(
+      job.id,
+      (current) => current.status !== 'pending',
+      'the dispatch',
+    );
+    expect(dispatched).toMatchObject({
+      status: 'triggered',
+      externalId: name,
+      message: `Argo CD application ${name}: its sync is running`,
+    });
     expect(argo.requestsTo(`/api/v1/applications/${name}/sync`)).toHaveLength(2);
     argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
     await agents.waitForJob(job.id, (current) => current.status === 'successful', 'success');
@@ -188,10 +195,12 @@ spec:
       },
     });
     const { job } = await deploy('argo-busy');
-    await eventually(() => argo.requestsTo(`/api/v1/applications/${name}/sync`).length >= 2, {
-      what: 'the refused sync to be tried again',
-      timeoutMs: 30_000,
-    });
+    await eventually(
+      async () =>
+        argo.requestsTo(`/api/v1/applications/${name}/sync`).length >= 2 ||
+        (await agents.jobOf(job.id)).status !== 'pending',
+      { what: 'the refused sync to be tried again', timeoutMs: 30_000 },
+    );
     expect((await agents.jobOf(job.id)).status).toBe('pending');
     argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
     const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
