@@ -32,8 +32,14 @@ const REFUSED_BY_DEFAULT: [string, number, 'ipv4' | 'ipv6'][] = [
   ['224.0.0.0', 3, 'ipv4'],
   ['::', 127, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
+  // Local-use NAT64 (RFC 8215): a translator of the worker's own network.
+  ['64:ff9b:1::', 48, 'ipv6'],
+  // Teredo: tunnels to an address obscured in the last 32 bits.
+  ['2001::', 32, 'ipv6'],
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],
+  // Site-local (deprecated, still routed inside some networks).
+  ['fec0::', 10, 'ipv6'],
   ['ff00::', 8, 'ipv6'],
 ];
 
@@ -55,11 +61,61 @@ export function egressEntryProblem(entry: string): string | undefined {
   return `${entry} is neither a CIDR, an address nor a host pattern (example.com, *.example.com)`;
 }
 
-/** An IPv4-mapped IPv6 address is its IPv4 address. */
-function plainAddress(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, type: 'ipv4' };
-  return { address, type: net.isIPv4(address) ? 'ipv4' : 'ipv6' };
+/** The 16 bytes of an IPv6 address (a zone id dropped), or undefined when it is not one. */
+function ipv6Bytes(address: string): number[] | undefined {
+  const text = address.replace(/%.*$/, '');
+  if (!net.isIPv6(text)) return undefined;
+  let groups = text.split(':');
+  const last = groups[groups.length - 1]!;
+  if (last.includes('.')) {
+    const octets = last.split('.').map(Number);
+    groups = [
+      ...groups.slice(0, -1),
+      ((octets[0]! << 8) | octets[1]!).toString(16),
+      ((octets[2]! << 8) | octets[3]!).toString(16),
+    ];
+  }
+  const gap = groups.indexOf('');
+  if (gap !== -1) {
+    const head = groups.slice(0, gap);
+    const tail = groups.slice(groups.lastIndexOf('') + 1);
+    groups = [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  }
+  return groups.flatMap((group) => {
+    const value = parseInt(group, 16);
+    return [value >> 8, value & 0xff];
+  });
+}
+
+const startsWith = (bytes: number[], prefix: number[]) => prefix.every((byte, i) => bytes[i] === byte);
+const dotted = (bytes: number[]) => bytes.join('.');
+
+/**
+ * The IPv4 address an IPv6 address reaches, where the IPv6 form embeds one: IPv4-mapped
+ * (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`),
+ * well-known NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::`). A request to one of them
+ * lands on that IPv4 address, so the policy judges it by that address as well.
+ */
+export function embeddedIPv4(address: string): string | undefined {
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return undefined;
+  const zeros = (n: number) => Array<number>(n).fill(0);
+  if (startsWith(bytes, [...zeros(10), 0xff, 0xff])) return dotted(bytes.slice(12));
+  if (startsWith(bytes, zeros(12))) return dotted(bytes.slice(12));
+  if (startsWith(bytes, [...zeros(8), 0xff, 0xff, 0, 0])) return dotted(bytes.slice(12));
+  if (startsWith(bytes, [0, 0x64, 0xff, 0x9b, ...zeros(8)])) return dotted(bytes.slice(12));
+  if (startsWith(bytes, [0x20, 0x02])) return dotted(bytes.slice(2, 6));
+  return undefined;
+}
+
+/** The addresses a connection to `address` reaches: itself, and the IPv4 address it embeds. */
+function reachedAddresses(address: string): { address: string; type: 'ipv4' | 'ipv6' }[] {
+  if (net.isIPv4(address)) return [{ address, type: 'ipv4' }];
+  const ipv4 = embeddedIPv4(address);
+  return [
+    { address: address.replace(/%.*$/, ''), type: 'ipv6' },
+    ...(ipv4 ? [{ address: ipv4, type: 'ipv4' as const }] : []),
+  ];
 }
 
 class EgressRules {
@@ -98,14 +154,22 @@ class EgressRules {
     );
   }
 
-  /** Why a connection to `address` (for `host`) is refused, if it is. */
+  /**
+   * Why a connection to `address` (for `host`) is refused, if it is. An IPv6 address that embeds an
+   * IPv4 address is refused when either form is: each must pass on its own.
+   */
   refusal(host: string, address: string): string | undefined {
-    const plain = plainAddress(address);
-    if (this.denied.check(plain.address, plain.type) || EgressRules.hostMatches(this.deniedHosts, host))
+    const reached = reachedAddresses(address);
+    if (
+      reached.some((form) => this.denied.check(form.address, form.type)) ||
+      EgressRules.hostMatches(this.deniedHosts, host)
+    )
       return `${host} is denied by the egress policy`;
-    if (!this.refused.check(plain.address, plain.type)) return undefined;
-    if (this.allowed.check(plain.address, plain.type) || EgressRules.hostMatches(this.allowedHosts, host))
-      return undefined;
+    if (EgressRules.hostMatches(this.allowedHosts, host)) return undefined;
+    const refused = reached.some(
+      (form) => this.refused.check(form.address, form.type) && !this.allowed.check(form.address, form.type),
+    );
+    if (!refused) return undefined;
     return `${host} resolves to a loopback, link-local or private address, which the egress policy refuses`;
   }
 }

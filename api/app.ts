@@ -118,8 +118,7 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
           {
             encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
             remoteAddress: ctx.req.socket.remoteAddress,
-            forwardedProto: ctx.get('x-forwarded-proto') || undefined,
-            forwardedFor: ctx.get('x-forwarded-for') || undefined,
+            headers: ctx.req.headers,
           },
           deps.transport,
         );

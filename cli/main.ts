@@ -122,6 +122,10 @@ program
   .description("Poll for the agent's jobs, claim them and run a shell command for each, until SIGTERM")
   .requiredOption('--agent <jobAgentId>', 'the http-pull job agent to work for')
   .option('--exec <command>', "the shell command to run per job (default: the job configuration's `script`)")
+  .option(
+    '--env <names>',
+    'comma-separated variable names the command also gets under their own names (every variable is in FLIGHTDECK_VAR_<name>)',
+  )
   .option('--api <url>', 'the Flightdeck API URL', process.env.FLIGHTDECK_API_URL)
   .option('--key <apiKey>', 'an API key, ideally scoped to the agent', process.env.FLIGHTDECK_API_KEY)
   .option('--workspace <id>', 'the workspace id', process.env.FLIGHTDECK_WORKSPACE_ID)

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { legacySealsRetiredAt, retireLegacySeals } from './legacySeals';
 import { SecretBox, type RecordSecrets, type SealOwnerKind } from './secrets';
 
 /** A table holding sealed values: its JSON columns, its row key, and the owner each row's values are bound to. */
@@ -133,14 +134,29 @@ export interface ResealReport {
   values: number;
 }
 
+export interface ResealOutcome {
+  tables: ResealReport[];
+  /** Rows edited while this run read them: their legacy values are left for the next run. */
+  rowsLeft: number;
+  /** When legacy values were retired (none opens since): by this run, or by an earlier one. */
+  retiredAt?: Date;
+  /** Retired by an earlier run: this one rewrote nothing. */
+  retiredBefore: boolean;
+}
+
 /**
  * `flightdeck admin reseal`: rewrites values sealed before ciphertexts were bound to their
  * workspace and record (`fd1:`) as bound ones (`fd2:`), table by table in batches, each row in its
  * own statement. Safe to run while the service runs (a row edited meanwhile is left for the next
- * run) and to run again: a bound value is left alone.
+ * run) and to run again: a bound value is left alone. A run that leaves nothing to rewrite retires
+ * legacy values (db/legacySeals.ts): none opens any more. After that, a legacy value is never
+ * rewritten: one that appears can only have been copied in, and binding it would make it open.
  */
-export async function resealLegacyValues(em: EntityManager, box: SecretBox): Promise<ResealReport[]> {
+export async function resealLegacyValues(em: EntityManager, box: SecretBox): Promise<ResealOutcome> {
+  const retiredBefore = await legacySealsRetiredAt(em);
+  if (retiredBefore) return { tables: [], rowsLeft: 0, retiredAt: retiredBefore, retiredBefore: true };
   const reports: ResealReport[] = [];
+  let rowsLeft = 0;
   for (const spec of SEALED_TABLES) {
     const report = { table: spec.table, rows: 0, values: 0 };
     const legacy = spec.columns.map((column) => `t.${column}::text LIKE '%"fd1:%'`).join(' OR ');
@@ -171,7 +187,10 @@ export async function resealLegacyValues(em: EntityManager, box: SecretBox): Pro
             ...spec.columns.map((column) => (row[column] === null ? null : JSON.stringify(row[column]))),
           ],
         );
-        if (updated.length === 0) continue;
+        if (updated.length === 0) {
+          rowsLeft++;
+          continue;
+        }
         report.rows++;
         report.values += values;
       }
@@ -180,5 +199,7 @@ export async function resealLegacyValues(em: EntityManager, box: SecretBox): Pro
     }
     reports.push(report);
   }
-  return reports;
+  if (rowsLeft > 0) return { tables: reports, rowsLeft, retiredBefore: false };
+  await retireLegacySeals(em);
+  return { tables: reports, rowsLeft, retiredAt: await legacySealsRetiredAt(em), retiredBefore: false };
 }

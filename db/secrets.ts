@@ -36,9 +36,12 @@ const HEADER = 28; // nonce (12) and tag (16)
  * owner's workspace and record as associated data, so a ciphertext copied into another record or
  * workspace (a planted `$sealed`, a restored row) does not open there. A sealed value is the string
  * `fd2:<base64 of nonce | tag | ciphertext>`. Values sealed before binding (`fd1:`, no associated
- * data) still open; `flightdeck admin reseal` rewrites them bound.
+ * data) open anywhere, so they open only until `flightdeck admin reseal` has rewritten them bound:
+ * once it has, `refuseLegacy` makes the box refuse them (db/legacySeals.ts).
  */
 export class SecretBox {
+  private legacyRefused = false;
+
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('the secret key must be 32 bytes');
   }
@@ -64,6 +67,15 @@ export class SecretBox {
   /** Whether a sealed value predates binding (what `admin reseal` rewrites). */
   static isLegacy(value: unknown): boolean {
     return typeof value === 'string' && value.startsWith(LEGACY_PREFIX);
+  }
+
+  /** From now on a value sealed before binding does not open: every one was rewritten bound. */
+  refuseLegacy(): void {
+    this.legacyRefused = true;
+  }
+
+  get refusesLegacy(): boolean {
+    return this.legacyRefused;
   }
 
   /** Sealing and opening for the values that `kind` record `id` of `workspaceId` owns. */
@@ -97,6 +109,9 @@ export class SecretBox {
   private open(sealed: string, aad: Buffer): string {
     if (!SecretBox.isSealed(sealed)) throw new SealedValueError('not a sealed value');
     const legacy = SecretBox.isLegacy(sealed);
+    if (legacy && this.legacyRefused) {
+      throw new SealedValueError('it predates binding (fd1:), and `admin reseal` has retired such values');
+    }
     const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64');
     if (raw.length < HEADER) throw new SealedValueError('a sealed value is truncated');
     try {

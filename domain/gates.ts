@@ -1,7 +1,7 @@
 import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
 import type { PolicyRule, RuleKind } from './policies';
-import { MAX_RULE_SECONDS } from './ruleLimits';
+import { MAX_RULE_SECONDS, ruleTimerMs } from './ruleLimits';
 import {
   selectorContext,
   selectorMatches,
@@ -524,13 +524,11 @@ export function decideRetry(rules: PolicyRule[], attempts: readonly { status: Jo
   if (used > rule.maxRetries) {
     return { retry: false, reason: `${used - 1} of ${rule.maxRetries} retries used`, backoffMs: 0 };
   }
-  const base = (rule.backoffSeconds ?? 0) * 1000;
+  // Stored durations are bounded where they are used: a rule stored before rules had maxima, or
+  // anything that is not a number, never becomes a timer the workflow cannot start.
+  const base = ruleTimerMs(rule.backoffSeconds ?? 0);
   const backoff = rule.backoffStrategy === 'exponential' ? base * 2 ** Math.max(0, used - 1) : base;
   // Exponential backoff over 100 retries outgrows any timer: a backoff never exceeds a rule's longest duration.
-  const capped = Math.min(
-    backoff,
-    (rule.maxBackoffSeconds ?? MAX_RULE_SECONDS) * 1000,
-    MAX_RULE_SECONDS * 1000,
-  );
+  const capped = Math.min(backoff, ruleTimerMs(rule.maxBackoffSeconds ?? MAX_RULE_SECONDS));
   return { retry: true, reason: `retry ${used} of ${rule.maxRetries}`, backoffMs: capped };
 }

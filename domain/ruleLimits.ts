@@ -13,8 +13,10 @@ export const MAX_RULE_SECONDS = 366 * 24 * 3600;
 export const MAX_RULE_COUNT = 1000;
 
 /**
- * A rule's duration as a workflow timer: a value stored before these maxima existed (or anything
- * that is not a number) never reaches `sleep` beyond them, so no stored rule fails a workflow task.
+ * A rule's duration in milliseconds, bounded where it is used (a timer, a window's end, a retry's
+ * backoff): a value stored before these maxima existed (or anything that is not a number) never
+ * reaches `sleep` or a date beyond them, so no stored rule fails a workflow task. Writes keep
+ * refusing such values (domain/policies.ts); this is for what is already stored.
  */
 export function ruleTimerMs(seconds: number): number {
   return Math.min(Math.max(Number(seconds) || 0, 0), MAX_RULE_SECONDS) * 1000;

@@ -1,4 +1,5 @@
 import { Frequency, RRule } from 'rrule';
+import { ruleTimerMs } from './ruleLimits';
 
 /**
  * Deployment windows: an RFC 5545 rule gives the starts of windows in a time zone's wall-clock
@@ -79,7 +80,8 @@ export function parseWindowRule(rrule: string): RRule {
 
 export function windowState(spec: WindowSpec, now: Date): WindowState {
   const rule = parseWindowRule(spec.rrule);
-  const durationMs = spec.durationMinutes * 60_000;
+  // A duration stored before rules had maxima would put the window's end past the last valid date.
+  const durationMs = ruleTimerMs(spec.durationMinutes * 60);
   const wallNow = toWallClock(now, spec.timezone);
   const latest = rule.before(wallNow, true);
   if (latest && latest.getTime() + durationMs > wallNow.getTime()) {

@@ -11,7 +11,7 @@ import {
   type JobDispatcher,
 } from './dispatcher';
 import { dispatchRemote, lookAtRemote, moveJobQuietly, REMOTE_CLOCK_SLACK_MS } from './pushAgent';
-import { remoteJson, type RemoteRequest } from './remote';
+import { RemoteRefusal, remoteJson, type RemoteRequest } from './remote';
 
 /** The parts of an Argo CD Application's status that say how a sync went. */
 interface ArgoApplicationStatus {
@@ -46,6 +46,20 @@ function jobStatusOfApplication(status: ArgoApplicationStatus): {
     return { status: 'successful', message: `Argo CD ${summary}` };
   }
   return { status: 'in_progress', message: `Argo CD ${summary}` };
+}
+
+/**
+ * Whether the application's operation was started for this job: until the application shows an
+ * operation started after the job, what it shows is an older sync's.
+ */
+function operationOfJob(status: ArgoApplicationStatus, job: Job): boolean {
+  const started = Date.parse(status.operationState?.startedAt ?? '');
+  return started >= job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS;
+}
+
+/** Argo CD's refusal of a sync while the application runs another operation (gRPC FailedPrecondition, 400). */
+function isOperationInProgress(error: unknown): boolean {
+  return error instanceof RemoteRefusal && /another operation is already in progress/i.test(error.message);
 }
 
 class ArgoCdApi {
@@ -132,10 +146,23 @@ export const argoCdDispatcher: JobDispatcher = {
     const { api } = target;
     return dispatchRemote(em, job, async () => {
       if (step?.name === 'sync') {
-        await api.sync(step.state.name!);
+        const name = step.state.name!;
+        const requested = await api.sync(name).then(
+          () => true,
+          (error: unknown) => {
+            if (!isOperationInProgress(error)) throw error;
+            return false;
+          },
+        );
+        // Refused as busy: this step's own sync, sent before a crash lost its answer, or one the
+        // upsert caused (automated sync) is followed like a requested one; an older operation is
+        // waited out by the activity's retries.
+        if (!requested && !operationOfJob(await api.status(name), job)) {
+          throw new Error(`Argo CD application ${name} is running an earlier operation; syncing again later`);
+        }
         return {
-          externalId: step.state.name,
-          message: `Argo CD application ${step.state.name}: sync requested`,
+          externalId: name,
+          message: `Argo CD application ${name}: ${requested ? 'sync requested' : 'its sync is running'}`,
         };
       }
       const { name, application } = renderApplication(job, secrets, target.template);
@@ -155,9 +182,7 @@ export const argoCdDispatcher: JobDispatcher = {
         return { done: true };
       }
       const status = await api.status(name);
-      const started = Date.parse(status.operationState?.startedAt ?? '');
-      // Until the application shows a sync started after this job, what it shows is an older sync's.
-      if (!(started >= job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS)) return { done: false };
+      if (!operationOfJob(status, job)) return { done: false };
       const next = jobStatusOfApplication(status);
       const changed = next.status !== job.status;
       if (changed) await moveJobQuietly(em, job.id, next);

@@ -6,10 +6,11 @@ import { ApiClient, type ApiClientOptions } from '../apiClient';
 
 /**
  * The reference pull agent (`flightdeck agent run`): how to run jobs on a machine the server cannot
- * reach. It polls with jittered backoff, claims a job, heartbeats at a third of the lease, runs the
- * command with the job's resolved variables in its environment and the dispatch context in a JSON
- * file, and reports `successful` or `failure` with the exit code. On stop (SIGTERM) it lets a running
- * job finish within a grace period, or gives it back to the queue.
+ * reach. It polls with jittered backoff, claims a job, reports it `in_progress`, and only then writes
+ * the dispatch context to a JSON file, heartbeats at a third of the lease and runs the command with
+ * the job's resolved variables in its environment; it reports `successful` or `failure` with the exit
+ * code. On stop (SIGTERM) it lets a running job finish within a grace period, or gives it back to
+ * the queue.
  */
 
 export interface PullAgentOptions extends ApiClientOptions {
@@ -17,6 +18,8 @@ export interface PullAgentOptions extends ApiClientOptions {
   jobAgentId: string;
   /** The shell command to run for each job; else the job configuration's `script`. */
   exec?: string;
+  /** Variables the command also gets under their own names (README "Pull agents"). */
+  plainVariables?: readonly string[];
   workDir: string;
   /** Longest pause between polls when the queue stays empty. */
   maxIdleSeconds: number;
@@ -48,18 +51,40 @@ interface Running {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The prefix of every variable in the command's environment; names under `FLIGHTDECK_` are the agent's. */
+export const VARIABLE_PREFIX = 'FLIGHTDECK_VAR_';
 const OUTPUT_TAIL = 2000;
 const FINAL_REPORT_BACKOFF_MS = 500;
 const FINAL_REPORT_MAX_WAIT_MS = 30_000;
 
-/** Variables as environment variables: names made valid, values as text (JSON for non-strings). */
-export function variablesAsEnvironment(variables: Record<string, unknown> = {}): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(variables).map(([key, value]) => [
-      ENV_NAME.test(key) ? key : key.replace(/[^A-Za-z0-9_]/g, '_').replace(/^(\d)/, '_$1'),
-      typeof value === 'string' ? value : JSON.stringify(value),
-    ]),
-  );
+/**
+ * A job's variables as environment variables of its command, values as text (JSON for non-strings).
+ * Whoever may write a workspace's variables chooses their names, and the command runs with the
+ * agent's privileges: a name such as PATH, LD_PRELOAD, BASH_ENV or NODE_OPTIONS would decide what
+ * the command loads and runs. So every variable goes in as `FLIGHTDECK_VAR_<name>` (the name made
+ * shell-safe), which nothing but the command reads, and under its own name only when the agent's
+ * operator listed that name (`--env`); no job chooses which variables the process runs with.
+ */
+export function variablesAsEnvironment(
+  variables: Record<string, unknown> = {},
+  plainNames: readonly string[] = [],
+): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [key, value] of Object.entries(variables)) {
+    const name = key.replace(/[^A-Za-z0-9_]/g, '_');
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    environment[VARIABLE_PREFIX + name] = text;
+    if (plainNames.includes(name)) environment[name] = text;
+  }
+  return environment;
+}
+
+/** Why a name given to `--env` cannot be one, if it cannot. */
+export function plainVariableProblem(name: string): string | undefined {
+  if (!ENV_NAME.test(name)) return `${name} is not an environment variable name`;
+  if (name.toUpperCase().startsWith('FLIGHTDECK_'))
+    return `${name}: names under FLIGHTDECK_ are the agent's own`;
+  return undefined;
 }
 
 /**
@@ -227,13 +252,6 @@ export class PullAgent {
       );
   }
 
-  private async report(running: Running, status: string, message: string): Promise<void> {
-    if (running.abandoned) return;
-    const answer = await this.sendStatus(running, status, message);
-    if (typeof answer === 'string') throw new Error(answer);
-    if (answer >= 300) this.options.log(`job ${running.job.id}: the ${status} report answered ${answer}`);
-  }
-
   /**
    * The job's result is what the release waits for: it is sent until the server takes it or refuses
    * it for good (a 4xx other than 408 and 429), with backoff, unless the job is given up meanwhile
@@ -255,6 +273,27 @@ export class PullAgent {
     }
   }
 
+  /**
+   * The first report, before anything of the job touches this machine: the claim made the job
+   * `in_progress`, and this says what runs. Answers whether the job may run. A refusal (the job
+   * cancelled, the claim gone) or no answer means it does not; a job not refused goes back to the
+   * queue, or its lease brings it back if that fails too.
+   */
+  private async reportStart(running: Running, command: string): Promise<boolean> {
+    const { job } = running;
+    const answer = await this.sendStatus(running, 'in_progress', `running: ${command}`);
+    if (typeof answer === 'number' && answer < 300) return true;
+    this.options.log(
+      `job ${job.id}: the in_progress report ${typeof answer === 'number' ? `answered ${answer}` : `failed (${answer})`}; not running it`,
+    );
+    if (answer !== 404 && answer !== 409) {
+      await this.giveBack(job).catch((error: unknown) =>
+        this.options.log(`give back failed: ${(error as Error).message}`),
+      );
+    }
+    return false;
+  }
+
   private async execute(running: Running): Promise<void> {
     const { job } = running;
     const { log } = this.options;
@@ -274,16 +313,50 @@ export class PullAgent {
       );
       return;
     }
-    const jobDir = path.join(this.options.workDir, job.id);
-    fs.mkdirSync(jobDir, { recursive: true });
-    const contextFile = path.join(jobDir, 'dispatch-context.json');
-    fs.writeFileSync(contextFile, JSON.stringify(context, null, 2), { mode: 0o600 });
+    // A stop may have given the job back while the report was on its way.
+    if (!(await this.reportStart(running, command)) || running.abandoned) return;
 
-    const heartbeat = job.lease_seconds ? this.keepAlive(running, job.lease_seconds) : undefined;
-    await this.report(running, 'in_progress', `running: ${command}`);
-    const started = Date.now();
+    const jobDir = path.join(this.options.workDir, job.id);
+    const contextFile = path.join(jobDir, 'dispatch-context.json');
+    let heartbeat: { stop(): void } | undefined;
+    // Whatever fails from here on, the heartbeats stop and the context, which holds the job's secrets, goes.
+    try {
+      fs.mkdirSync(jobDir, { recursive: true });
+      fs.writeFileSync(contextFile, JSON.stringify(context, null, 2), { mode: 0o600 });
+      heartbeat = job.lease_seconds ? this.keepAlive(running, job.lease_seconds) : undefined;
+      const started = Date.now();
+      const { exit, tail } = await this.runCommand(running, command, jobDir, contextFile);
+      // The context goes with the command that needed it, before a final report that may take retries.
+      fs.rmSync(contextFile, { force: true });
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      // The lease is kept alive until the result is in: a report that needs retries must not lose it.
+      if (running.abandoned) return;
+      if (exit.code === 0) {
+        log(`job ${job.id} successful in ${seconds} s`);
+        await this.reportFinal(running, 'successful', 'exit code 0');
+      } else {
+        const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+        log(`job ${job.id} failed (${how}) in ${seconds} s`);
+        await this.reportFinal(running, 'failure', `${how}${tail.trim() ? `\n${tail.trim()}` : ''}`);
+      }
+    } finally {
+      heartbeat?.stop();
+      fs.rmSync(contextFile, { force: true });
+    }
+  }
+
+  /** Runs the job's command in its own process group; answers how it ended and its output's tail. */
+  private runCommand(
+    running: Running,
+    command: string,
+    jobDir: string,
+    contextFile: string,
+  ): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; tail: string }> {
+    const { job } = running;
+    const context = job.dispatchContext;
+    const { log } = this.options;
     let tail = '';
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', command], {
         cwd: jobDir,
         // Its own process group: stopping the job stops everything the command started.
@@ -291,7 +364,7 @@ export class PullAgent {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           ...process.env,
-          ...variablesAsEnvironment(context.variables),
+          ...variablesAsEnvironment(context.variables, this.options.plainVariables),
           FLIGHTDECK_JOB_ID: job.id,
           FLIGHTDECK_RELEASE_ID: job.releaseId,
           FLIGHTDECK_DISPATCH_CONTEXT: contextFile,
@@ -311,25 +384,8 @@ export class PullAgent {
       child.on('error', (error) => {
         tail += `\n${error.message}`;
       });
-      child.on('close', (code, signal) => resolve({ code, signal }));
+      child.on('close', (code, signal) => resolve({ exit: { code, signal }, tail }));
     });
-    // The context holds the job's secrets: it goes with the command that needed it.
-    fs.rmSync(contextFile, { force: true });
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    // The lease is kept alive until the result is in: a report that needs retries must not lose it.
-    try {
-      if (running.abandoned) return;
-      if (exit.code === 0) {
-        log(`job ${job.id} successful in ${seconds} s`);
-        await this.reportFinal(running, 'successful', 'exit code 0');
-      } else {
-        const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-        log(`job ${job.id} failed (${how}) in ${seconds} s`);
-        await this.reportFinal(running, 'failure', `${how}${tail.trim() ? `\n${tail.trim()}` : ''}`);
-      }
-    } finally {
-      heartbeat?.stop();
-    }
   }
 
   /** Heartbeats at a third of the lease; a lost claim stops the job without reporting. */

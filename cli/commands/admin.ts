@@ -127,19 +127,33 @@ export async function revokeApiKeyCommand(
   );
 }
 
-/** Rewrites every value sealed before ciphertexts were bound to their workspace and record. */
+/**
+ * Rewrites every value sealed before ciphertexts were bound to their workspace and record, and
+ * retires such values once none is left: no process opens one after that.
+ */
 export async function resealCommand(config: Config): Promise<void> {
   const box = secretBoxFor(config, { generate: false, existing: true });
-  const reports = await withDatabase(config, (orm) =>
+  const outcome = await withDatabase(config, (orm) =>
     resealLegacyValues(orm.em.fork() as EntityManager, box),
   );
-  for (const report of reports) {
+  if (outcome.retiredBefore) {
+    process.stdout.write(
+      `Values sealed before binding were retired at ${when(outcome.retiredAt)}: nothing to reseal, and none opens.\n`,
+    );
+    return;
+  }
+  for (const report of outcome.tables) {
     process.stdout.write(
       `${report.table.padEnd(26)} ${report.rows} row(s), ${report.values} value(s) resealed\n`,
     );
   }
-  const total = reports.reduce((sum, report) => sum + report.values, 0);
+  const total = outcome.tables.reduce((sum, report) => sum + report.values, 0);
   process.stdout.write(
     total > 0 ? `Resealed ${total} value(s).\n` : 'Nothing to reseal: every sealed value is bound.\n',
+  );
+  process.stdout.write(
+    outcome.rowsLeft > 0
+      ? `${outcome.rowsLeft} row(s) changed while being read: run \`flightdeck admin reseal\` again.\n`
+      : `Values sealed before binding are retired: running processes refuse them within a minute.\n`,
   );
 }

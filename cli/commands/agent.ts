@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { PullAgent } from '../agent/pullAgent';
+import { plainVariableProblem, PullAgent } from '../agent/pullAgent';
 
 export interface AgentRunOptions {
   agent: string;
   exec?: string;
+  env?: string;
   api?: string;
   key?: string;
   workspace?: string;
@@ -26,6 +27,12 @@ export async function runAgentCommand(options: AgentRunOptions): Promise<void> {
   if (!(maxIdleSeconds >= 1))
     throw new Error(`--max-idle must be a number of seconds ≥ 1, not ${options.maxIdle}`);
   if (!(graceSeconds >= 0)) throw new Error(`--grace must be a number of seconds ≥ 0, not ${options.grace}`);
+  const plainVariables = (options.env ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const problem = plainVariables.map(plainVariableProblem).find(Boolean);
+  if (problem) throw new Error(`--env: ${problem}`);
   const agent = new PullAgent({
     apiUrl: options.api!,
     apiKey: options.key!,
@@ -33,6 +40,7 @@ export async function runAgentCommand(options: AgentRunOptions): Promise<void> {
     workspaceId: options.workspace!,
     jobAgentId: options.agent,
     exec: options.exec,
+    plainVariables,
     workDir: path.resolve(options.workDir),
     maxIdleSeconds,
     graceSeconds,

@@ -1,4 +1,5 @@
 import { openDatabase } from '../../db/database';
+import { followLegacySealRetirement } from '../../db/legacySeals';
 import { installTemporalRuntime } from '../../worker/temporalRuntime';
 import type { Config } from '../config';
 import { createLogger } from '../logger';
@@ -34,6 +35,9 @@ export async function apiCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const tracing = startTracing(config, 'flightdeck-api');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
+  const legacySeals = await followLegacySealRetirement(orm, secrets, {
+    onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
+  });
   const api = await startApiService({
     config,
     orm,
@@ -46,6 +50,7 @@ export async function apiCommand(config: Config): Promise<void> {
   const signal = await untilSignal();
   logger.info({ signal }, 'stopping API');
   await api.close();
+  legacySeals.stop();
   await orm.close();
   await tracing?.shutdown();
 }
@@ -57,6 +62,9 @@ export async function workerCommand(config: Config): Promise<void> {
   const tracing = startTracing(config, 'flightdeck-worker');
   const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
   const secrets = secretBoxFor(config, { generate: false });
+  const legacySeals = await followLegacySealRetirement(orm, secrets, {
+    onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
+  });
   const worker = await startWorkerService({
     config,
     orm,
@@ -69,6 +77,7 @@ export async function workerCommand(config: Config): Promise<void> {
   const reason = await Promise.race([untilSignal(), worker.done.then(() => 'worker stopped')]);
   logger.info({ reason }, 'stopping worker');
   await worker.stop();
+  legacySeals.stop();
   await orm.close();
   await tracing?.shutdown();
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { migrate, openDatabase, type Database } from '../../db/database';
+import { followLegacySealRetirement } from '../../db/legacySeals';
 import { installTemporalRuntime } from '../../worker/temporalRuntime';
 import { ensureDefaultWorkspace } from '../bootstrap';
 import type { Config } from '../config';
@@ -76,6 +77,10 @@ export async function startCommand(config: Config): Promise<void> {
     const workspace = await ensureDefaultWorkspace(orm, config.dataDir);
 
     const secrets = secretBoxFor(config, { generate: true });
+    const legacySeals = await followLegacySealRetirement(orm, secrets, {
+      onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
+    });
+    stack.push({ name: 'legacy seal check', stop: async () => legacySeals.stop() });
     const worker = await startWorkerService({
       config,
       orm,

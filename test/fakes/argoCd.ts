@@ -3,7 +3,8 @@ import { FakeServer, type RecordedRequest, type Reply } from './server';
 /**
  * A fake Argo CD API server: create-or-update of Applications (`upsert=true`), sync, get, and
  * terminating the running operation, with Argo CD's shapes. It checks the bearer token and that an
- * Application has a name and a spec. Tests settle a sync with `settle`.
+ * Application has a name and a spec, and refuses a sync while an operation runs, as Argo CD does
+ * (400, gRPC code 9). Tests settle a sync with `settle`.
  */
 
 type Endpoint = 'upsert' | 'sync' | 'get' | 'terminate';
@@ -75,6 +76,10 @@ export class FakeArgoCd extends FakeServer<Endpoint> {
       }
       case 'sync':
         if (!app) return fail(404, `applications.argoproj.io "${id}" not found`);
+        if (app.status.operationState?.phase === 'Running') {
+          const busy = 'another operation is already in progress';
+          return { status: 400, body: { error: busy, code: 9, message: busy } };
+        }
         app.status = {
           sync: { status: 'OutOfSync' },
           health: { status: 'Progressing' },

@@ -5,6 +5,7 @@ import {
   describeEgressFailure,
   egressEntryProblem,
   egressRequest,
+  embeddedIPv4,
   EgressRefusedError,
   useEgressPolicy,
 } from '../../activities/egress';
@@ -53,6 +54,45 @@ describe('egress policy', () => {
     ]) {
       await expect(request(url)).rejects.toBeInstanceOf(EgressRefusedError);
     }
+    expect(hits).toBe(0);
+  });
+
+  // Issue 24 (9c): an IPv6 address that embeds an IPv4 address reaches that address.
+  it('refuses IPv6 forms that embed a refused IPv4 address, and site-local and Teredo addresses', async () => {
+    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    for (const url of [
+      `http://[::127.0.0.1]:${port}/`,
+      `http://[0:0:0:0:0:ffff:7f00:1]:${port}/`,
+      `http://[::ffff:0:127.0.0.1]:${port}/`,
+      'http://[::ffff:0:a9fe:a9fe]/',
+      'http://[64:ff9b::10.0.0.1]/',
+      'http://[64:ff9b:1::a00:1]/',
+      `http://[2002:7f00:1::1]:${port}/`,
+      'http://[2002:c0a8:101::1]/',
+      'http://[2002:a9fe:a9fe::]/',
+      'http://[fec0::1]/',
+      'http://[feff:ffff::1]/',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
+    ]) {
+      await expect(request(url)).rejects.toBeInstanceOf(EgressRefusedError);
+    }
+    expect(hits).toBe(0);
+    expect(embeddedIPv4('::ffff:7f00:1')).toBe('127.0.0.1');
+    expect(embeddedIPv4('::10.1.2.3')).toBe('10.1.2.3');
+    expect(embeddedIPv4('64:ff9b::c0a8:1')).toBe('192.168.0.1');
+    expect(embeddedIPv4('2002:808:808::1')).toBe('8.8.8.8');
+    expect(embeddedIPv4('fe80::1%eth0')).toBeUndefined();
+    expect(embeddedIPv4('2001:4860:4860::8888')).toBeUndefined();
+    expect(embeddedIPv4('8.8.8.8')).toBeUndefined();
+  });
+
+  it('judges each form on its own: allowing the IPv6 range does not allow the IPv4 address inside', async () => {
+    useEgressPolicy({ allow: ['2002::/16', '::/96'], deny: [] });
+    await expect(request(`http://[2002:7f00:1::1]:${port}/`)).rejects.toBeInstanceOf(EgressRefusedError);
+    await expect(request(`http://[::127.0.0.1]:${port}/`)).rejects.toBeInstanceOf(EgressRefusedError);
+    useEgressPolicy({ allow: [], deny: ['203.0.113.0/24'] });
+    await expect(request('http://[2002:cb00:7101::1]/')).rejects.toThrow(/denied by the egress policy/);
+    await expect(request('http://[::ffff:203.0.113.1]/')).rejects.toThrow(/denied by the egress policy/);
     expect(hits).toBe(0);
   });
 

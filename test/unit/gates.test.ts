@@ -1,5 +1,6 @@
 import { decideRetry, evaluateGates, type ReleaseFacts } from '../../domain/gates';
 import type { PolicyRule } from '../../domain/policies';
+import { MAX_RULE_SECONDS } from '../../domain/ruleLimits';
 import { releaseFacts } from '../helpers/releaseFacts';
 
 const NOW = new Date('2026-11-19T12:00:00Z');
@@ -179,6 +180,24 @@ describe('evaluateGates', () => {
     });
   });
 
+  // Issue 24 (9g): durations stored before rules had maxima are bounded where they are used.
+  it('bounds a deny window stored before rules had maxima, so the evaluation never fails', () => {
+    const stored = [
+      {
+        deploymentWindow: {
+          rrule: 'FREQ=DAILY;BYHOUR=11;BYMINUTE=0;BYSECOND=0',
+          durationMinutes: 1e13,
+          timezone: 'UTC',
+          allowWindow: false,
+        },
+      },
+    ];
+    expect(evaluateGates(facts({}, stored), NOW)).toMatchObject({
+      decision: 'wait',
+      nextEvaluationAt: new Date(Date.parse('2026-11-19T11:00:00Z') + MAX_RULE_SECONDS * 1000).toISOString(),
+    });
+  });
+
   it('cools down after the deployed version was created, but not for the version itself', () => {
     const rule = [{ versionCooldown: { intervalSeconds: 3600 } }];
     const deployed = { deployedVersionId: 'v0', deployedVersionCreatedAt: minutes(-20) };
@@ -306,6 +325,16 @@ describe('decideRetry', () => {
     const exponential = retry({ maxRetries: 100, backoffSeconds: 86_400, backoffStrategy: 'exponential' });
     const attempts = Array.from({ length: 90 }, () => ({ status: 'failure' as const }));
     expect(decideRetry(exponential, attempts).backoffMs).toBe(366 * 86_400 * 1000);
+  });
+
+  it('bounds a backoff stored before rules had maxima, whatever it holds', () => {
+    const stored = (spec: Record<string, unknown>) =>
+      retry({ maxRetries: 3, backoffStrategy: 'linear', ...spec } as NonNullable<PolicyRule['retry']>);
+    const once = [{ status: 'failure' as const }];
+    expect(decideRetry(stored({ backoffSeconds: 1e13 }), once).backoffMs).toBe(MAX_RULE_SECONDS * 1000);
+    expect(decideRetry(stored({ backoffSeconds: '30 seconds' }), once).backoffMs).toBe(0);
+    expect(decideRetry(stored({ backoffSeconds: 60, maxBackoffSeconds: '1m' }), once).backoffMs).toBe(0);
+    expect(decideRetry(stored({ backoffSeconds: -60 }), once).backoffMs).toBe(0);
   });
 
   it('counts only the statuses the rule names', () => {

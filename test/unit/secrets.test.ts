@@ -50,6 +50,18 @@ describe('SecretBox', () => {
     expect(agent.openJson(legacy)).toBe('old secret');
   });
 
+  it('refuses values sealed before binding once they are retired, and still opens bound ones', () => {
+    const retired = new SecretBox(key);
+    const records = retired.forRecord(workspace, 'job_agent', '01a21103-0000-7000-8000-0000000000a1');
+    const legacy = legacySeal(retired, JSON.stringify('old secret'));
+    const bound = records.sealJson('new secret');
+    retired.refuseLegacy();
+    expect(retired.refusesLegacy).toBe(true);
+    expect(() => records.openJson(legacy)).toThrow(/predates binding \(fd1:\).*retired/);
+    expect(records.openJson(bound)).toBe('new secret');
+    expect(SecretBox.isSealed(legacy)).toBe(true);
+  });
+
   it('accepts hex and base64 keys of 32 bytes only', () => {
     expect(() => SecretBox.fromString('ab'.repeat(32))).not.toThrow();
     expect(() => SecretBox.fromString('short')).toThrow(/32 bytes/);

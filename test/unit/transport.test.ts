@@ -1,16 +1,24 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { isSecureForPull } from '../../api/middleware/transport';
 
-const policy = { trustedProxies: ['10.0.0.5'], allowInsecurePull: false };
+const policy = { trustedProxies: ['10.0.0.5', '2001:db8::5'], allowInsecurePull: false };
 const plain = (remoteAddress: string, forwardedProto?: string, forwardedFor?: string) => ({
   encrypted: false,
   remoteAddress,
-  forwardedProto,
-  forwardedFor,
+  headers: {
+    ...(forwardedProto !== undefined ? { 'x-forwarded-proto': forwardedProto } : {}),
+    ...(forwardedFor !== undefined ? { 'x-forwarded-for': forwardedFor } : {}),
+  },
+});
+const withHeaders = (remoteAddress: string, headers: IncomingHttpHeaders) => ({
+  encrypted: false,
+  remoteAddress,
+  headers,
 });
 
 describe('pull transport', () => {
   it.each([
-    ['TLS', { encrypted: true, remoteAddress: '203.0.113.9', forwardedProto: undefined }, true],
+    ['TLS', { encrypted: true, remoteAddress: '203.0.113.9', headers: {} }, true],
     ['plain HTTP from loopback', plain('127.0.0.1'), true],
     ['plain HTTP from IPv6 loopback', plain('::1'), true],
     ['plain HTTP from mapped loopback', plain('::ffff:127.0.0.1'), true],
@@ -27,6 +35,86 @@ describe('pull transport', () => {
     ['a trusted proxy behind another', plain('10.0.0.5', 'https, http', '203.0.113.9, 10.0.0.5'), true],
     ['two trusted proxies, client on http', plain('10.0.0.5', 'http, https', '203.0.113.9, 10.0.0.5'), false],
     ['a forged hop left of the client', plain('10.0.0.5', 'https', '10.0.0.5, 203.0.113.9'), true],
+  ])('%s → %s', (_, request, secure) => {
+    expect(isSecureForPull(request, policy)).toBe(secure);
+  });
+
+  // Issue 24 (9d): `Forwarded` (RFC 7239) and `X-Real-IP` are forwarding headers too.
+  it.each([
+    [
+      'a local proxy sending Forwarded',
+      withHeaders('127.0.0.1', { forwarded: 'for=203.0.113.9;proto=http' }),
+      false,
+    ],
+    ['a local proxy sending X-Real-IP', withHeaders('::1', { 'x-real-ip': '203.0.113.9' }), false],
+    ['a local proxy sending Via', withHeaders('127.0.0.1', { via: '1.1 proxy' }), false],
+    [
+      'a local proxy sending X-Forwarded-Host',
+      withHeaders('127.0.0.1', { 'x-forwarded-host': 'a.example' }),
+      false,
+    ],
+    [
+      'an untrusted peer sending Forwarded https',
+      withHeaders('203.0.113.9', { forwarded: 'proto=https' }),
+      false,
+    ],
+    [
+      'a trusted proxy, Forwarded https',
+      withHeaders('10.0.0.5', { forwarded: 'for=203.0.113.9;proto=https' }),
+      true,
+    ],
+    [
+      'a trusted proxy, Forwarded http',
+      withHeaders('10.0.0.5', { forwarded: 'for=203.0.113.9;proto=http' }),
+      false,
+    ],
+    [
+      'a trusted proxy, Forwarded with quoted IPv6 and port',
+      withHeaders('10.0.0.5', { forwarded: 'for="[2001:db8:cafe::17]:4711";proto=https;by=10.0.0.5' }),
+      true,
+    ],
+    [
+      'a client forging Forwarded https before a trusted proxy',
+      withHeaders('10.0.0.5', { forwarded: 'for=198.51.100.1;proto=https, for=203.0.113.9;proto=http' }),
+      false,
+    ],
+    [
+      'a trusted proxy behind another, by Forwarded',
+      withHeaders('10.0.0.5', {
+        forwarded: 'for=203.0.113.9;proto=https, for="[2001:db8::5]";proto=http',
+      }),
+      true,
+    ],
+    [
+      'a trusted proxy writing X-Forwarded-Proto http, a forged Forwarded https',
+      withHeaders('10.0.0.5', { 'x-forwarded-proto': 'http', forwarded: 'for=203.0.113.9;proto=https' }),
+      false,
+    ],
+    [
+      'a trusted proxy writing Forwarded http, a forged X-Forwarded-Proto https',
+      withHeaders('10.0.0.5', { 'x-forwarded-proto': 'https', forwarded: 'for=203.0.113.9;proto=http' }),
+      false,
+    ],
+    [
+      'a trusted proxy sending both, https',
+      withHeaders('10.0.0.5', { 'x-forwarded-proto': 'https', forwarded: 'for=203.0.113.9;proto=https' }),
+      true,
+    ],
+    [
+      'a trusted proxy naming the client only',
+      withHeaders('10.0.0.5', { 'x-real-ip': '203.0.113.9' }),
+      false,
+    ],
+    [
+      'a trusted proxy, Forwarded without proto',
+      withHeaders('10.0.0.5', { forwarded: 'for=203.0.113.9' }),
+      false,
+    ],
+    [
+      'a trusted proxy, a comma inside a quoted value',
+      withHeaders('10.0.0.5', { forwarded: 'for="_a,b";proto=https' }),
+      true,
+    ],
   ])('%s → %s', (_, request, secure) => {
     expect(isSecureForPull(request, policy)).toBe(secure);
   });

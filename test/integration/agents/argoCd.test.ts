@@ -162,6 +162,54 @@ spec:
     expect(ended.message).not.toContain('wrong-key');
   }, 90_000);
 
+  // Issue 24 (9f): a sync retried after a lost answer (a worker crash) finds its own sync running.
+  it('follows its own sync when the retried sync step finds it already running', async () => {
+    argo.loseNextAnswers('sync');
+    const { job } = await deploy('argo-crash');
+    const name = 'svc-argo-crash-argo-crash-node';
+    const dispatched = await agents.waitForJob(
+      job.id,
+      (current) => current.status !== 'pending',
+      'the dispatch',
+    );
+    expect(dispatched).toMatchObject({
+      status: 'triggered',
+      externalId: name,
+      message: `Argo CD application ${name}: its sync is running`,
+    });
+    expect(argo.requestsTo(`/api/v1/applications/${name}/sync`)).toHaveLength(2);
+    argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
+    await agents.waitForJob(job.id, (current) => current.status === 'successful', 'success');
+  }, 90_000);
+
+  it('waits for an operation older than the job to end, then syncs', async () => {
+    const name = 'svc-argo-busy-argo-busy-node';
+    const startedAt = new Date(Date.now() - 3_600_000).toISOString();
+    argo.applications.set(name, {
+      metadata: { name },
+      spec: {},
+      status: {
+        sync: { status: 'OutOfSync' },
+        health: { status: 'Progressing' },
+        operationState: { phase: 'Running', startedAt },
+      },
+    });
+    const { job } = await deploy('argo-busy');
+    await eventually(
+      async () =>
+        argo.requestsTo(`/api/v1/applications/${name}/sync`).length >= 2 ||
+        (await agents.jobOf(job.id)).status !== 'pending',
+      { what: 'the refused sync to be tried again', timeoutMs: 30_000 },
+    );
+    expect((await agents.jobOf(job.id)).status).toBe('pending');
+    argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
+    expect(linked.message).toBe(`Argo CD application ${name}: sync requested`);
+    expect(argo.applications.get(name)!.status.operationState!.startedAt).not.toBe(startedAt);
+    argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
+    await agents.waitForJob(job.id, (current) => current.status === 'successful', 'success');
+  }, 90_000);
+
   it('ends the job invalid_job_agent when the template refers to something the release lacks', async () => {
     const { job } = await deploy('argo-bad-template', {
       template: 'metadata:\n  name: "{{ resource.metadata.missing }}"\nspec: {}\n',

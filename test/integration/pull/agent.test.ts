@@ -12,7 +12,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * SPEC "Pull job agents" with the reference agent (`flightdeck agent run`) as a real process: it runs
- * a shell command per job with the variables in its environment and the dispatch context in a file;
+ * a shell command per job with the variables in its environment (`FLIGHTDECK_VAR_<name>`, and the
+ * names given to `--env`) and the dispatch context in a file;
  * a killed agent's lease expires and another agent finishes the job; SIGTERM finishes or gives back.
  */
 describe('the reference pull agent', () => {
@@ -72,10 +73,11 @@ describe('the reference pull agent', () => {
       variables: { GREETING: 'hello from flightdeck' },
     });
     const script =
-      'printf "%s" "$GREETING" > greeting.txt && cp "$FLIGHTDECK_DISPATCH_CONTEXT" context-copy.json && ' +
+      'printf "%s|%s" "$GREETING" "$FLIGHTDECK_VAR_GREETING" > greeting.txt && ' +
+      'cp "$FLIGHTDECK_DISPATCH_CONTEXT" context-copy.json && ' +
       'echo "deploying $FLIGHTDECK_VERSION_TAG to $FLIGHTDECK_RESOURCE" && ' +
       'test "$FLIGHTDECK_RESOURCE" != shell-node-1 || { echo "disk full" >&2; exit 3; }';
-    const agent = await runAgent(fixture, script);
+    const agent = await runAgent(fixture, script, ['--env', 'GREETING']);
     try {
       const byResource = new Map<string, string>();
       for (const job of fixture.jobs) {
@@ -87,7 +89,9 @@ describe('the reference pull agent', () => {
           { what: `job ${job.id} to end`, timeoutMs: 30_000 },
         );
         const dir = path.join(workDir, job.id);
-        expect(fs.readFileSync(path.join(dir, 'greeting.txt'), 'utf8')).toBe('hello from flightdeck');
+        expect(fs.readFileSync(path.join(dir, 'greeting.txt'), 'utf8')).toBe(
+          'hello from flightdeck|hello from flightdeck',
+        );
         const copied = JSON.parse(fs.readFileSync(path.join(dir, 'context-copy.json'), 'utf8'));
         expect(copied).toMatchObject({
           version: { tag: '1.0.0' },

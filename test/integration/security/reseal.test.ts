@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { followLegacySealRetirement } from '../../../db/legacySeals';
 import { resealLegacyValues } from '../../../db/reseal';
 import { SecretBox } from '../../../db/secrets';
 import { jobSecrets } from '../../../db/sensitiveValues';
+import { eventually } from '../../helpers/eventually';
 import { legacySeal } from '../../helpers/legacySeal';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
@@ -10,17 +12,22 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 /**
  * Issue 13 (5): values sealed before binding (`fd1:`) are rewritten by `flightdeck admin reseal`
  * bound to their workspace and owner (`fd2:`), in every table that holds them; a plain string that
- * only looks sealed stays; a second run finds nothing; the job still hands out the same secrets.
+ * only looks sealed stays; the job still hands out the same secrets. Issue 24 (9e): a run that
+ * leaves nothing to rewrite retires legacy values, and from then on none opens, in a process that
+ * was running (within its check interval) or one that starts; later runs bind nothing.
  */
 describe('admin reseal', () => {
   let stack: TestStack;
   let agent: PullFixture;
   const variableId = randomUUID();
   let variableSetId: string;
+  let following: { stop(): void };
 
   beforeAll(async () => {
     stack = await startTestStack();
-    agent = await pullFixture(stack, 'reseal', { config: { leaseSeconds: 30 }, resources: 1 });
+    // What the API and worker processes do from start (cli/commands/serve.ts), with a short interval.
+    following = await followLegacySealRetirement(stack.orm, stack.secrets, { intervalMs: 100 });
+    agent = await pullFixture(stack, 'reseal', { config: { leaseSeconds: 30 }, resources: 2 });
     await stack.http
       .put(`/v1/workspaces/${stack.workspaceId}/deployments/${agent.deploymentId}/variables/${variableId}`)
       .set(stack.auth)
@@ -37,7 +44,10 @@ describe('admin reseal', () => {
       .expect(201);
     variableSetId = set.body.id;
   });
-  afterAll(() => stack.close());
+  afterAll(() => {
+    following.stop();
+    return stack.close();
+  });
 
   const em = () => stack.orm.em.fork() as EntityManager;
   const legacy = (value: unknown) => legacySeal(stack.secrets, JSON.stringify(value));
@@ -61,8 +71,10 @@ describe('admin reseal', () => {
       job.id,
     ]);
 
-    const reports = await resealLegacyValues(em(), stack.secrets);
-    const resealed = Object.fromEntries(reports.map((report) => [report.table, report.values]));
+    expect(stack.secrets.refusesLegacy).toBe(false);
+    const outcome = await resealLegacyValues(em(), stack.secrets);
+    expect(outcome).toMatchObject({ rowsLeft: 0, retiredBefore: false, retiredAt: expect.any(Date) });
+    const resealed = Object.fromEntries(outcome.tables.map((report) => [report.table, report.values]));
     expect(resealed).toMatchObject({
       job_agent: 1,
       deployment_variable: 1,
@@ -107,12 +119,45 @@ describe('admin reseal', () => {
     expect(snapshotSecrets.openJson(jobRow!.job_agent_config.old.$sealed)).toBe('job secret');
 
     const again = await resealLegacyValues(em(), stack.secrets);
-    expect(again.reduce((sum, report) => sum + report.values, 0)).toBe(0);
+    expect(again).toEqual({ tables: [], rowsLeft: 0, retiredAt: outcome.retiredAt, retiredBefore: true });
+    await eventually(() => stack.secrets.refusesLegacy, { what: 'the running process to refuse fd1:' });
 
     const claimed = await stack.http
       .post(`/v1/workspaces/${stack.workspaceId}/job-agents/${agent.agentId}/jobs/${job.id}/claim`)
       .set(stack.auth);
     expect(claimed.status).toBe(200);
     expect(claimed.body.jobAgentConfig).toMatchObject({ old: 'job secret', plain: 'fd1:not-a-secret' });
+  });
+
+  it('once retired, opens no legacy value, not even one copied in afterwards, and binds none', async () => {
+    const job = agent.jobs[1]!;
+    const planted = legacy('copied from elsewhere');
+    await em().execute(`UPDATE job SET job_agent_config = job_agent_config || ?::jsonb WHERE id = ?`, [
+      JSON.stringify({ old: { $sealed: planted } }),
+      job.id,
+    ]);
+    const claimed = await stack.http
+      .post(`/v1/workspaces/${stack.workspaceId}/job-agents/${agent.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth);
+    expect(claimed.status).toBe(409);
+    expect(claimed.body.code).toBe('sealed_value_unreadable');
+    expect(claimed.body.detail).toContain('fd1:');
+    const [row] = await em().execute<{ status: string }[]>('SELECT status FROM job WHERE id = ?', [job.id]);
+    expect(row!.status).toBe('queued');
+
+    expect((await resealLegacyValues(em(), stack.secrets)).retiredBefore).toBe(true);
+    const [kept] = await em().execute<{ job_agent_config: { old: { $sealed: string } } }[]>(
+      'SELECT job_agent_config FROM job WHERE id = ?',
+      [job.id],
+    );
+    expect(kept!.job_agent_config.old.$sealed).toBe(planted);
+
+    // A process that starts now refuses them from its first request.
+    const fresh = SecretBox.fromString(stack.secretKey);
+    (await followLegacySealRetirement(stack.orm, fresh)).stop();
+    expect(fresh.refusesLegacy).toBe(true);
+    expect(() => fresh.forRecord(stack.workspaceId, 'release', job.releaseId).open(planted)).toThrow(
+      /retired/,
+    );
   });
 });
