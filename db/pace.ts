@@ -1,20 +1,82 @@
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-
-/** Longest stretch of CPU work a loop runs before it lets other requests in. */
+/** Longest stretch of CPU work a paced task runs before it lets others in. */
 export const SLICE_MS = 10;
 
 /**
- * Lets the rest of the process run between slices of a long loop of CPU work (CEL evaluated
- * over thousands of records, mostly): `await pacer.pace()` between items yields to the event loop
- * once the current slice has run `SLICE_MS`, so one workspace's scan never holds every other
- * workspace's requests (README "Security model", CEL budget).
+ * One slice of paced CPU work at a time in the process (README "Security model", CEL budget).
+ * Long loops of CPU work — CEL evaluated over thousands of records, mostly — run in slices of at
+ * most `SLICE_MS`; between two slices the event loop turns once, so every request waiting on I/O
+ * (an agent's claim, a poll, a heartbeat) is served between them, and the next slice goes to the
+ * workspace whose turn it is (round robin), so one workspace's many scans never hold another's.
+ */
+class SliceScheduler {
+  private running = false;
+  /** Waiting tasks by workspace, in the order workspaces first asked. */
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  take(workspaceId: string): Promise<void> {
+    return new Promise((grant) => {
+      const queue = this.waiting.get(workspaceId);
+      if (queue) queue.push(grant);
+      else this.waiting.set(workspaceId, [grant]);
+      if (!this.running) this.grantNext();
+    });
+  }
+
+  give(): void {
+    this.running = false;
+    // The next slice starts after the event loop has turned: I/O waiting now is served first.
+    setImmediate(() => {
+      if (!this.running) this.grantNext();
+    });
+  }
+
+  private grantNext(): void {
+    const next = this.waiting.entries().next();
+    if (next.done) return;
+    const [workspaceId, queue] = next.value;
+    const grant = queue.shift()!;
+    // The workspace goes to the back of the line; its other tasks wait their next turn.
+    this.waiting.delete(workspaceId);
+    if (queue.length > 0) this.waiting.set(workspaceId, queue);
+    this.running = true;
+    grant();
+  }
+}
+
+const scheduler = new SliceScheduler();
+
+/**
+ * A task's share of the slices: `await pacer.pace()` before each item of CPU work (takes a slice,
+ * or a new one once the current slice has run `SLICE_MS`), `pacer.rest()` before waiting on I/O and
+ * when the task ends (in a `finally`: a slice held by a task that ended would stop every other).
  */
 export class Pacer {
-  private sliceStarted = performance.now();
+  private holding = false;
+  private sliceStarted = 0;
+
+  constructor(private readonly workspaceId: string) {}
 
   async pace(): Promise<void> {
-    if (performance.now() - this.sliceStarted < SLICE_MS) return;
-    await yieldToEventLoop();
+    if (this.holding && performance.now() - this.sliceStarted < SLICE_MS) return;
+    this.rest();
+    await scheduler.take(this.workspaceId);
+    this.holding = true;
     this.sliceStarted = performance.now();
+  }
+
+  rest(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    scheduler.give();
+  }
+}
+
+/** Runs `task` with a pacer of its own, giving its slice back however the task ends. */
+export async function paced<T>(workspaceId: string, task: (pacer: Pacer) => Promise<T>): Promise<T> {
+  const pacer = new Pacer(workspaceId);
+  try {
+    return await task(pacer);
+  } finally {
+    pacer.rest();
   }
 }

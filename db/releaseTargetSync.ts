@@ -10,7 +10,7 @@ import {
   type TargetResource,
 } from '../domain/releaseTargets';
 import { enqueueOrchestration } from './outbox';
-import { Pacer } from './pace';
+import { paced } from './pace';
 import { openReleasesOfTargets, wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
 
@@ -166,12 +166,14 @@ export async function syncReleaseTargets(
         : [];
   // Selectors run one resource at a time, letting other requests in between (db/pace.ts).
   const targetsOf = releaseTargetMatcher({ ...state, onlyDeployments, onlyEnvironments });
-  const pacer = new Pacer();
-  const desired: ReleaseTargetRef[] = [];
-  for (const resource of resources) {
-    await pacer.pace();
-    desired.push(...targetsOf(resource));
-  }
+  const desired = await paced(workspaceId, async (pacer) => {
+    const found: ReleaseTargetRef[] = [];
+    for (const resource of resources) {
+      await pacer.pace();
+      found.push(...targetsOf(resource));
+    }
+    return found;
+  });
   const changes = difference(state.existing, desired);
   await applyReleaseTargetChanges(em, workspaceId, changes);
   return changes;

@@ -2,7 +2,7 @@ import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { Pacer } from '../pace';
+import { paced } from '../pace';
 import { uuidArray } from '../sql';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
@@ -55,12 +55,13 @@ export const FILTER_BATCH = 500;
  * says `scanLimit` and its total counts the matches among the records read.
  *
  * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
- * does not, so a key taken from the last record read could skip or repeat records. The scan yields
- * to other requests every few milliseconds (db/pace.ts); `matches` may throw to end it (a filter
- * over its budget answers 422).
+ * does not, so a key taken from the last record read could skip or repeat records. The scan runs in
+ * the workspace's turns of paced CPU work (db/pace.ts), so other requests are served between its
+ * slices; `matches` may throw to end it (a filter over its budget answers 422).
  */
 export async function listFiltered<T extends object>(
   em: EntityManager,
+  workspaceId: string,
   schema: EntitySchema<T, never>,
   where: FilterQuery<T>,
   page: PageRequest,
@@ -68,29 +69,31 @@ export async function listFiltered<T extends object>(
   order: 'asc' | 'desc' = 'asc',
 ): Promise<Page<T>> {
   if (!matches) return listPage(em, schema, where, page, order);
-  const items: T[] = [];
-  const pacer = new Pacer();
-  let total = 0;
-  let scanned = 0;
-  for (;;) {
-    const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
-    const batch = await em.find(schema, where, {
-      orderBy: { createdAt: order, id: order } as never,
-      limit: wanted,
-      offset: scanned,
-      disableIdentityMap: true,
-    });
-    scanned += batch.length;
-    for (const record of batch) {
-      await pacer.pace();
-      if (!matches(record)) continue;
-      if (total >= page.offset && items.length < page.limit) items.push(record);
-      total++;
+  return paced(workspaceId, async (pacer) => {
+    const items: T[] = [];
+    let total = 0;
+    let scanned = 0;
+    for (;;) {
+      const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
+      pacer.rest();
+      const batch = await em.find(schema, where, {
+        orderBy: { createdAt: order, id: order } as never,
+        limit: wanted,
+        offset: scanned,
+        disableIdentityMap: true,
+      });
+      scanned += batch.length;
+      for (const record of batch) {
+        await pacer.pace();
+        if (!matches(record)) continue;
+        if (total >= page.offset && items.length < page.limit) items.push(record);
+        total++;
+      }
+      const result = { items, total, limit: page.limit, offset: page.offset };
+      if (batch.length < wanted) return result;
+      if (scanned >= FILTER_SCAN_LIMIT) return { ...result, scanLimit: FILTER_SCAN_LIMIT };
     }
-    const result = { items, total, limit: page.limit, offset: page.offset };
-    if (batch.length < wanted) return result;
-    if (scanned >= FILTER_SCAN_LIMIT) return { ...result, scanLimit: FILTER_SCAN_LIMIT };
-  }
+  });
 }
 
 /** The fields of a partial update that were given. */

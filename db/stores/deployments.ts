@@ -101,7 +101,7 @@ export class DeploymentStore {
     page: PageRequest,
     matches?: (deployment: Deployment) => boolean,
   ): Promise<Page<Deployment>> {
-    return listFiltered(this.em, DeploymentSchema, { workspaceId }, page, matches);
+    return listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, matches);
   }
 
   /** The systems each deployment is linked to. */

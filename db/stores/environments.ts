@@ -66,7 +66,7 @@ export class EnvironmentStore {
     page: PageRequest,
     matches?: (environment: Environment) => boolean,
   ): Promise<Page<Environment>> {
-    return listFiltered(this.em, EnvironmentSchema, { workspaceId }, page, matches);
+    return listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, matches);
   }
 
   delete(workspaceId: string, id: string): Promise<void> {

@@ -141,6 +141,6 @@ export class VersionStore {
   ): Promise<Page<DeploymentVersion>> {
     await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
     const where = filter.status ? { deploymentId, status: filter.status } : { deploymentId };
-    return listFiltered(this.em, DeploymentVersionSchema, where, page, filter.matches, 'desc');
+    return listFiltered(this.em, workspaceId, DeploymentVersionSchema, where, page, filter.matches, 'desc');
   }
 }

@@ -251,6 +251,7 @@ export class WorkflowStore {
     if (input.entityType === 'resource') {
       const matched = await listFiltered(
         this.em,
+        workspaceId,
         ResourceSchema,
         { workspaceId, deletedAt: null },
         page,
@@ -258,12 +259,12 @@ export class WorkflowStore {
       );
       found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
     } else if (input.entityType === 'environment') {
-      const matched = await listFiltered(this.em, EnvironmentSchema, { workspaceId }, page, (e) =>
+      const matched = await listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, (e) =>
         query.matches({ environment: selectorContext.environment(e) }),
       );
       found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
     } else {
-      const matched = await listFiltered(this.em, DeploymentSchema, { workspaceId }, page, (d) =>
+      const matched = await listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, (d) =>
         query.matches({ deployment: selectorContext.deployment(d) }),
       );
       found = matched.items.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
