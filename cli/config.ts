@@ -39,7 +39,7 @@ const egressList = () =>
   });
 
 /** Where the metrics listener listens unless told otherwise (127.0.0.1 only, by default). */
-export const DEFAULT_METRICS_PORT = 9464;
+const DEFAULT_METRICS_PORT = 9464;
 
 /** OTLP over HTTP: `host:4318` would parse as a URL with the scheme `host:`, so the scheme is checked. */
 const otlpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
