@@ -7,7 +7,6 @@ import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { recordSelectorOverruns } from '../db/selectorOverruns';
 import { createStores, type Stores } from '../db/stores';
-import { ForbiddenError } from '../domain/errors';
 import { authenticate } from './middleware/auth';
 import { urlInput } from './middleware/urlInput';
 import { jsonBody } from './middleware/body';
@@ -41,8 +40,8 @@ import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 import type { RegoEngine } from '../domain/planValidation';
-import { Registry } from 'prom-client';
-import { domainEvents, registerStateGauges } from '../db/domainMetrics';
+import { domainEvents, registerStateGauges, STATE_READ_INTERVAL_MS } from '../db/domainMetrics';
+import { prometheusText, scrapeMetrics } from './metricsScrape';
 import { uiRouter } from './routes/ui';
 
 export interface AppDeps {
@@ -53,12 +52,16 @@ export interface AppDeps {
   bodyLimit: string;
   adminToken?: string;
   /**
-   * /metrics: `token` requires `Authorization: Bearer <token>`; `ownListener` serves it from
-   * `metricsApp` (on a port of its own) instead of from the API's app.
+   * /metrics, served by `metricsApp` (its own listener, on loopback by default), and by the API's
+   * app only behind a token: `token` (FLIGHTDECK_METRICS_TOKEN) or the admin token. With `token`,
+   * `metricsApp` asks for it as well.
    */
   metrics?: {
     token?: string;
-    ownListener?: boolean;
+    /** Show the labels that tell workspaces apart (FLIGHTDECK_METRICS_TENANT_LABELS). */
+    tenantLabels?: boolean;
+    /** How long the database-backed gauges are reused between scrapes (default 5 s; 0: every scrape reads). */
+    stateIntervalMs?: number;
     /** The Temporal SDK's metrics exporter of this process (worker/temporalRuntime.ts), appended. */
     temporalSdkUrl?: string;
   };
@@ -76,8 +79,8 @@ export interface FlightdeckApp {
   app: Koa<AppState>;
   routes: readonly Route[];
   openapi: Record<string, unknown>;
-  /** Present with `metrics.ownListener`: an app that serves /metrics only. */
-  metricsApp?: Koa<AppState>;
+  /** The app of the metrics listener: /metrics only. */
+  metricsApp: Koa<AppState>;
 }
 
 export const apiRoutes: readonly Route[] = [
@@ -124,13 +127,6 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
         );
       }
       await authenticate(ctx, route.auth, deps.adminToken);
-      const principal = ctx.state.principal;
-      if (principal?.kind === 'apiKey' && principal.jobAgentId && !route.pull) {
-        throw new ForbiddenError(
-          'This key is scoped to one job agent: it may only poll, claim and report its jobs',
-          'agent_scope',
-        );
-      }
       await route.run(ctx);
     });
   }
@@ -140,14 +136,14 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const routes = [...healthRoutes(deps.readiness), ...apiRoutes];
   recordSelectorOverruns(deps.orm);
   const openapi = buildOpenApiDocument(routes, deps.version);
-  const metrics = createHttpMetrics();
+  const httpMetrics = createHttpMetrics();
 
   const app = new Koa<AppState>();
   app.proxy = true;
   app.silent = true;
   app.use(tracing());
   app.use(requestContext(deps.logger));
-  app.use(metrics.middleware);
+  app.use(httpMetrics.middleware);
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
     const stores = createStores(deps.orm, deps.secrets, deps.rego);
@@ -160,17 +156,27 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const root = new Router<AppState>();
   for (const route of routes.filter((r) => r.root)) mount(root, route, deps);
   const docs = documentationRouter(openapi);
-  registerStateGauges(metrics.registry, deps.orm);
-  const scrape = metricsRouter(
-    Registry.merge([metrics.registry, domainEvents]),
-    deps.metrics?.token,
-    deps.metrics?.temporalSdkUrl,
+  registerStateGauges(
+    httpMetrics.registry,
+    deps.orm,
+    deps.metrics?.stateIntervalMs ?? STATE_READ_INTERVAL_MS,
   );
+  const sdkUrl = deps.metrics?.temporalSdkUrl;
+  const scrape = () =>
+    scrapeMetrics({
+      metrics: [() => httpMetrics.registry.getMetricsAsJSON(), () => domainEvents.getMetricsAsJSON()],
+      texts: sdkUrl ? [() => prometheusText(sdkUrl)] : [],
+      tenantLabels: deps.metrics?.tenantLabels ?? false,
+    });
+  const scrapeTokens = [deps.metrics?.token, deps.adminToken].filter((token) => token !== undefined);
   app.use(root.routes()).use(root.allowedMethods({ throw: true }));
   app.use(docs.routes()).use(docs.allowedMethods({ throw: true }));
   const ui = uiRouter({ temporalUi: deps.temporalUi });
   app.use(ui.routes()).use(ui.allowedMethods({ throw: true }));
-  if (!deps.metrics?.ownListener) app.use(scrape.routes()).use(scrape.allowedMethods({ throw: true }));
+  if (scrapeTokens.length > 0) {
+    const behindToken = metricsRouter(scrape, scrapeTokens);
+    app.use(behindToken.routes()).use(behindToken.allowedMethods({ throw: true }));
+  }
   for (const prefix of API_PREFIXES) {
     const router = new Router<AppState>({ prefix });
     for (const route of routes.filter((r) => !r.root)) mount(router, route, deps);
@@ -180,7 +186,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
     app,
     routes,
     openapi,
-    metricsApp: deps.metrics?.ownListener ? metricsOnly(deps, scrape) : undefined,
+    metricsApp: metricsOnly(deps, metricsRouter(scrape, deps.metrics?.token ? scrapeTokens : [])),
   };
 }
 

@@ -2,7 +2,9 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import { type z, type ZodObject, type ZodType } from 'zod';
 import type { Stores } from '../db/stores';
-import { NotFoundError, ValidationError, type FieldIssue } from '../domain/errors';
+import { ValidationError, type FieldIssue } from '../domain/errors';
+import { authorize } from './middleware/auth';
+import { strictBody } from './strictBody';
 import type { Principal } from '../domain/principal';
 
 /**
@@ -76,7 +78,7 @@ export interface Route {
   query?: AnyObject;
   body?: ZodType;
   responses: Record<number, ResponseSpec>;
-  /** Validates the request, checks workspace scope, runs the handler and writes the response. */
+  /** Validates the request, authorizes it (api/middleware/auth.ts), runs the handler and writes the response. */
   run(ctx: AppContext): Promise<void>;
 }
 
@@ -85,6 +87,7 @@ export function route<
   Q extends AnyObject = Empty,
   B extends ZodType = ZodType<undefined>,
 >(spec: RouteSpec<P, Q, B>): Route {
+  const strictSpecBody = spec.body && strictBody(spec.body);
   return {
     method: spec.method,
     path: spec.path,
@@ -101,9 +104,12 @@ export function route<
     responses: spec.responses,
     async run(ctx) {
       const params = parse(spec.params, ctx.params, 'path');
+      authorize(ctx.state.principal, {
+        pull: spec.pull ?? false,
+        workspaceId: (params as { workspaceId?: string } | undefined)?.workspaceId,
+      });
       const query = parse(spec.query, ctx.query, 'query');
-      const body = parse(spec.body, ctx.request.body, 'body');
-      assertWorkspaceScope(ctx.state.principal, params);
+      const body = parse(strictSpecBody, ctx.request.body, 'body');
       const result = await spec.handle(ctx, { params, query, body } as never);
       ctx.status = result.status;
       if (result.body !== undefined) ctx.body = result.body;
@@ -111,65 +117,56 @@ export function route<
   };
 }
 
-/**
- * The top-level keys a body schema declares, through wrappers, pipes and unions of objects; null
- * when any key goes (a record, an object with a catch-all, a non-object).
- */
-function declaredKeys(schema: ZodType): Set<string> | null {
-  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
-  switch (def.type) {
-    case 'object': {
-      const catchall = def.catchall as ZodType | undefined;
-      if (catchall && (catchall as unknown as { _zod: { def: { type: string } } })._zod.def.type !== 'never')
-        return null;
-      return new Set(Object.keys(def.shape as object));
-    }
-    case 'pipe':
-      return declaredKeys(def.in as ZodType);
-    case 'default':
-    case 'prefault':
-    case 'optional':
-    case 'nullable':
-    case 'readonly':
-      return declaredKeys(def.innerType as ZodType);
-    case 'union': {
-      const keys = new Set<string>();
-      for (const option of def.options as ZodType[]) {
-        const declared = declaredKeys(option);
-        if (!declared) return null;
-        for (const key of declared) keys.add(key);
-      }
-      return keys;
-    }
-    default:
-      return null;
-  }
-}
-
-/** A body key no schema field names is refused (400), rather than silently dropped. */
-function refuseUnknownKeys(schema: ZodType, value: unknown): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
-  const declared = declaredKeys(schema);
-  if (!declared) return;
-  const unknown = Object.keys(value).filter((key) => !declared.has(key));
-  if (unknown.length > 0) {
-    throw new ValidationError(
-      'The request body has fields this endpoint does not take',
-      unknown.map((key) => ({ path: formatPath('body', [key]), message: 'unknown field' })),
-    );
-  }
-}
-
 function parse(schema: ZodType | undefined, value: unknown, location: 'path' | 'query' | 'body'): never {
   if (!schema) return undefined as never;
-  if (location === 'body') refuseUnknownKeys(schema, value);
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
   if (result.success) return result.data as never;
-  throw new ValidationError(`The request ${location} is invalid`, toFieldIssues(result.error, location));
+  const issues = toFieldIssues(result.error, location);
+  throw new ValidationError(
+    issues.every((issue) => issue.message === UNKNOWN_FIELD)
+      ? `The request ${location} has fields this endpoint does not take`
+      : `The request ${location} is invalid`,
+    issues,
+  );
 }
 
+const UNKNOWN_FIELD = 'unknown field';
+
+type Issue = z.ZodError['issues'][number];
+
+/** One issue per field; a key no schema declares (api/strictBody.ts) is named with its full path. */
 export function toFieldIssues(error: z.ZodError, root: string): FieldIssue[] {
-  return error.issues.map((issue) => ({ path: formatPath(root, issue.path), message: issue.message }));
+  return fieldIssues(error.issues, root, []);
+}
+
+function fieldIssues(issues: readonly Issue[], root: string, at: readonly PropertyKey[]): FieldIssue[] {
+  return issues.flatMap((issue) => {
+    const path = [...at, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: formatPath(root, [...path, key]), message: UNKNOWN_FIELD }));
+    }
+    const option = issue.code === 'invalid_union' ? meantOption(issue.errors) : undefined;
+    if (option) return fieldIssues(option, root, path);
+    return [{ path: formatPath(root, path), message: issue.message }];
+  });
+}
+
+/**
+ * The option of a union that took none which the value was evidently meant for: of the options
+ * whose type it has, the only one that declares the most of its keys. Its issues say more than
+ * "Invalid input" (a misspelled key inside one of two similar objects, say).
+ */
+function meantOption(options: readonly (readonly Issue[])[]): readonly Issue[] | undefined {
+  const atRoot = (option: readonly Issue[]) => option.filter((issue) => issue.path.length === 0);
+  const typed = options.filter((option) => !atRoot(option).some((issue) => issue.code === 'invalid_type'));
+  const unknownKeys = typed.map((option) =>
+    atRoot(option).reduce(
+      (count, issue) => count + (issue.code === 'unrecognized_keys' ? issue.keys.length : 0),
+      0,
+    ),
+  );
+  const fewest = typed.filter((_, index) => unknownKeys[index] === Math.min(...unknownKeys));
+  return fewest.length === 1 ? fewest[0] : undefined;
 }
 
 export function formatPath(root: string, segments: readonly PropertyKey[]): string {
@@ -178,13 +175,6 @@ export function formatPath(root: string, segments: readonly PropertyKey[]): stri
     out += typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`;
   }
   return out;
-}
-
-/** A key sees only its own workspace; any other workspace id answers 404, as if it did not exist. */
-function assertWorkspaceScope(principal: Principal | undefined, params: unknown): void {
-  const workspaceId = (params as { workspaceId?: unknown } | undefined)?.workspaceId;
-  if (typeof workspaceId !== 'string' || principal?.kind !== 'apiKey') return;
-  if (principal.workspaceId !== workspaceId) throw new NotFoundError('workspace', workspaceId);
 }
 
 /** The caller's workspace, for paths that do not name it (PATCH /v1/resources/{id}, a slug). */

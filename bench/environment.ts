@@ -124,7 +124,8 @@ export function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): Flightd
   buildOnce();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...AS_USERS_RUN, LOG_LEVEL: 'warn', ...env },
+    // Several processes run at once: none takes the default metrics port.
+    env: { ...process.env, ...AS_USERS_RUN, LOG_LEVEL: 'warn', FLIGHTDECK_METRICS_PORT: 'off', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return {

@@ -38,6 +38,9 @@ const egressList = () =>
     }
   });
 
+/** Where the metrics listener listens unless told otherwise (127.0.0.1 only, by default). */
+const DEFAULT_METRICS_PORT = 9464;
+
 /** OTLP over HTTP: `host:4318` would parse as a URL with the scheme `host:`, so the scheme is checked. */
 const otlpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
@@ -56,9 +59,15 @@ const envSchema = z.object({
   FLIGHTDECK_METRICS_TOKEN: optionalString.pipe(
     z.string().min(16, 'must be at least 16 characters').optional(),
   ),
+  FLIGHTDECK_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   FLIGHTDECK_METRICS_PORT: optionalString.pipe(
-    z.coerce.number<string | undefined>().int().min(1).max(65535).optional(),
+    z
+      .union([z.literal('off'), z.coerce.number<string>().int().min(1).max(65535)], {
+        error: 'must be a port (1-65535) or off',
+      })
+      .default(DEFAULT_METRICS_PORT),
   ),
+  FLIGHTDECK_METRICS_TENANT_LABELS: z.stringbool().default(false),
   FLIGHTDECK_SECRET_KEY: optionalString.pipe(
     z.string().refine(isSecretKey, 'must be 32 bytes as base64 (openssl rand -base64 32) or hex').optional(),
   ),
@@ -112,10 +121,11 @@ export interface Config {
     bodyLimit: string;
     adminToken?: string;
     /**
-     * /metrics: with `token`, only for `Authorization: Bearer <token>`; with `port`, served on a
-     * listener of its own on that port (same host) and not on the API's.
+     * /metrics: on a listener of its own (`listener`; none when FLIGHTDECK_METRICS_PORT is off), and
+     * on the API's port only behind a token (`token`, or the admin token); with `token`, the
+     * listener asks for it too. Labels that tell workspaces apart only with `tenantLabels`.
      */
-    metrics: { token?: string; port?: number };
+    metrics: { token?: string; listener?: { host: string; port: number }; tenantLabels: boolean };
     /** Certificate and key files: when both are set, the API speaks HTTPS. */
     tls?: { certFile: string; keyFile: string };
     transport: TransportPolicy;
@@ -170,13 +180,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       message: 'set both FLIGHTDECK_TLS_CERT and FLIGHTDECK_TLS_KEY, or neither',
       path: ['FLIGHTDECK_TLS_CERT'],
     })
-    .refine(
-      (e) => e.FLIGHTDECK_METRICS_PORT === undefined || e.FLIGHTDECK_METRICS_PORT !== e.FLIGHTDECK_PORT,
-      {
-        message: 'must differ from FLIGHTDECK_PORT',
-        path: ['FLIGHTDECK_METRICS_PORT'],
-      },
-    )
+    .refine((e) => e.FLIGHTDECK_METRICS_PORT !== e.FLIGHTDECK_PORT, {
+      message: 'must differ from FLIGHTDECK_PORT',
+      path: ['FLIGHTDECK_METRICS_PORT'],
+    })
     .safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
@@ -190,7 +197,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: e.FLIGHTDECK_PUBLIC_URL,
       bodyLimit: e.FLIGHTDECK_BODY_LIMIT,
       adminToken: e.FLIGHTDECK_ADMIN_TOKEN,
-      metrics: { token: e.FLIGHTDECK_METRICS_TOKEN, port: e.FLIGHTDECK_METRICS_PORT },
+      metrics: {
+        token: e.FLIGHTDECK_METRICS_TOKEN,
+        listener:
+          e.FLIGHTDECK_METRICS_PORT === 'off'
+            ? undefined
+            : { host: e.FLIGHTDECK_METRICS_HOST, port: e.FLIGHTDECK_METRICS_PORT },
+        tenantLabels: e.FLIGHTDECK_METRICS_TENANT_LABELS,
+      },
       tls:
         e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
           ? { certFile: e.FLIGHTDECK_TLS_CERT, keyFile: e.FLIGHTDECK_TLS_KEY }

@@ -22,15 +22,18 @@ function regoEngine(): OpaEngine {
 
 export interface ApiService {
   url: string;
-  /** The metrics listener's URL, when FLIGHTDECK_METRICS_PORT gives /metrics one of its own. */
+  /** The metrics listener's URL (unless FLIGHTDECK_METRICS_PORT is off). */
   metricsUrl?: string;
+  /** Whether the API's port serves /metrics too, behind the metrics or admin token. */
+  metricsOnApiPort: boolean;
   temporal: Client;
   close(): Promise<void>;
 }
 
 /**
  * The HTTP API on its own Temporal connection (for readiness and workflow queries), and /metrics
- * on a listener of its own when FLIGHTDECK_METRICS_PORT is set (same host, same TLS).
+ * on a listener of its own (FLIGHTDECK_METRICS_HOST and _PORT, 127.0.0.1:9464 by default; the
+ * API's TLS).
  */
 export async function startApiService(options: {
   config: Config;
@@ -54,7 +57,7 @@ export async function startApiService(options: {
     adminToken: config.api.adminToken,
     metrics: {
       token: config.api.metrics.token,
-      ownListener: config.api.metrics.port !== undefined,
+      tenantLabels: config.api.metrics.tenantLabels,
       temporalSdkUrl: options.temporalSdkUrl,
     },
     transport: config.api.transport,
@@ -79,8 +82,14 @@ export async function startApiService(options: {
       key: fs.readFileSync(config.api.tls.keyFile),
     };
     server = await listen(app, config.api.host, config.api.port, tls);
-    if (metricsApp && config.api.metrics.port !== undefined) {
-      metricsServer = await listen(metricsApp, config.api.host, config.api.metrics.port, tls);
+    const { listener } = config.api.metrics;
+    if (listener) {
+      metricsServer = await listen(metricsApp, listener.host, listener.port, tls).catch((error: unknown) => {
+        throw new Error(
+          `The metrics listener cannot listen on ${listener.host}:${listener.port} (${(error as Error).message}): ` +
+            'set FLIGHTDECK_METRICS_PORT to a free port, or to off',
+        );
+      });
     }
   } catch (error) {
     await server?.close();
@@ -91,6 +100,7 @@ export async function startApiService(options: {
   return {
     url: config.api.publicUrl ?? api.url,
     metricsUrl: metricsServer?.url,
+    metricsOnApiPort: Boolean(config.api.metrics.token ?? config.api.adminToken),
     temporal,
     close: async () => {
       await Promise.all([api.close(), metricsServer?.close()]);

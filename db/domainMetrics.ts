@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
 import type { Database } from './database';
 
 /**
@@ -8,16 +8,25 @@ import type { Database } from './database';
  * Events are counted where they happen, in this process: claims and heartbeats in the API, lease
  * expiries and version fan-outs in the worker (`flightdeck start` runs both in one process; a
  * worker run on its own counts its events in its own process). States — active jobs by status and
- * agent, queues, the outbox, active releases by phase, gate waits — are read from the database at
- * each scrape, so every API instance reports the same, whichever process changed them; they count
- * what has not ended (history would make every scrape read every job ever run).
+ * agent, queues, the outbox, active releases by phase, gate waits — are read from the database
+ * (every API instance reports the same, whichever process changed them), at most once per a few
+ * seconds however often /metrics is scraped; they count what has not ended (history would make
+ * every read read every job ever run).
+ *
+ * Labels that tell workspaces apart (`TENANT_LABELS`) are always recorded; /metrics leaves them out
+ * unless configured (api/metricsScrape.ts), summing (or, for ages, taking the largest of) what
+ * they split.
  */
+
+/** Labels naming a workspace or one of its records: shown on /metrics only when configured. */
+export const TENANT_LABELS: readonly string[] = ['workspace', 'agent'];
+
 export const domainEvents = new Registry();
 
 export const jobClaims = new Counter({
   name: 'flightdeck_job_claims_total',
-  help: 'Jobs handed to pull agents by a claim, by agent',
-  labelNames: ['agent'],
+  help: 'Jobs handed to pull agents by a claim (by workspace and agent, when tenant labels are shown)',
+  labelNames: ['workspace', 'agent'],
   registers: [domainEvents],
 });
 
@@ -52,28 +61,33 @@ interface Labelled {
   value: number;
 }
 
-/** A gauge whose values are read from the database at each scrape. */
-function stateGauge(
-  registry: Registry,
-  orm: Database,
-  spec: {
-    name: string;
-    help: string;
-    labelNames: string[];
-    read: (em: EntityManager) => Promise<Labelled[]>;
-  },
-): void {
-  new Gauge({
-    name: spec.name,
-    help: spec.help,
-    labelNames: spec.labelNames,
-    registers: [registry],
-    async collect() {
-      const rows = await spec.read(orm.em.fork() as EntityManager);
-      this.reset();
-      for (const row of rows) this.set(row.labels, row.value);
-    },
-  });
+/** How long the database-backed gauges are reused between scrapes, by default. */
+export const STATE_READ_INTERVAL_MS = 5000;
+
+/**
+ * `read`, shared: a call while a read is under way, or within `intervalMs` of the last read's
+ * start, gets that read's result, so a burst of scrapes reads the database once. A failed read is
+ * not kept.
+ */
+export function sharedRead<T>(
+  intervalMs: number,
+  read: () => Promise<T>,
+  now: () => number = Date.now,
+): () => Promise<T> {
+  let last: { at: number; result: Promise<T>; settled: boolean } | undefined;
+  return () => {
+    const at = now();
+    if (last && (!last.settled || at - last.at < intervalMs)) return last.result;
+    const current = { at, result: read(), settled: false };
+    last = current;
+    current.result.then(
+      () => (current.settled = true),
+      () => {
+        if (last === current) last = undefined;
+      },
+    );
+    return current.result;
+  };
 }
 
 const byLabels = async (em: EntityManager, sql: string, labelNames: string[]): Promise<Labelled[]> => {
@@ -84,55 +98,65 @@ const byLabels = async (em: EntityManager, sql: string, labelNames: string[]): P
   }));
 };
 
-/** The state gauges, on the registry /metrics serves. */
-export function registerStateGauges(registry: Registry, orm: Database): void {
-  stateGauge(registry, orm, {
+interface StateGauge {
+  name: string;
+  help: string;
+  labelNames: string[];
+  /** How values split by a tenant label combine when it is left out (default: their sum). */
+  aggregator?: Aggregator;
+  read: (em: EntityManager) => Promise<Labelled[]>;
+}
+
+const STATE_GAUGES: StateGauge[] = [
+  {
     name: 'flightdeck_jobs',
-    help: 'Jobs that have not ended, by status and agent',
-    labelNames: ['status', 'agent'],
+    help: 'Jobs that have not ended, by status (and workspace and agent, when tenant labels are shown)',
+    labelNames: ['status', 'workspace', 'agent'],
     read: (em) =>
       byLabels(
         em,
-        `SELECT j.status, coalesce(a.name, 'none') AS agent, count(*)::int AS value
+        `SELECT j.status, j.workspace_id AS workspace, coalesce(a.name, 'none') AS agent, count(*)::int AS value
            FROM job j LEFT JOIN job_agent a ON a.id = j.job_agent_id
           WHERE j.status IN ('pending', 'queued', 'triggered', 'in_progress', 'action_required')
-          GROUP BY 1, 2`,
-        ['status', 'agent'],
+          GROUP BY 1, 2, 3`,
+        ['status', 'workspace', 'agent'],
       ),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_job_queue_depth',
-    help: 'Queued jobs waiting for a pull agent, by agent',
-    labelNames: ['agent'],
+    help: 'Queued jobs waiting for a pull agent (by workspace and agent, when tenant labels are shown)',
+    labelNames: ['workspace', 'agent'],
     read: (em) =>
       byLabels(
         em,
-        `SELECT a.name AS agent, count(j.id)::int AS value
+        `SELECT a.workspace_id AS workspace, a.name AS agent, count(j.id)::int AS value
            FROM job_agent a LEFT JOIN job j ON j.job_agent_id = a.id AND j.status = 'queued'
-          WHERE a.type = 'http-pull' GROUP BY a.name`,
-        ['agent'],
+          WHERE a.type = 'http-pull' GROUP BY a.workspace_id, a.name`,
+        ['workspace', 'agent'],
       ),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_job_queue_oldest_seconds',
-    help: 'Age of the oldest queued job, by agent (0 when none is queued)',
-    labelNames: ['agent'],
+    help: 'Age of the oldest queued job of a pull agent, 0 when none is queued (by workspace and agent, when tenant labels are shown)',
+    labelNames: ['workspace', 'agent'],
+    aggregator: 'max',
     read: (em) =>
       byLabels(
         em,
-        `SELECT a.name AS agent, coalesce(extract(epoch FROM now() - min(j.created_at)), 0)::float8 AS value
+        `SELECT a.workspace_id AS workspace, a.name AS agent,
+                coalesce(extract(epoch FROM now() - min(j.created_at)), 0)::float8 AS value
            FROM job_agent a LEFT JOIN job j ON j.job_agent_id = a.id AND j.status = 'queued'
-          WHERE a.type = 'http-pull' GROUP BY a.name`,
-        ['agent'],
+          WHERE a.type = 'http-pull' GROUP BY a.workspace_id, a.name`,
+        ['workspace', 'agent'],
       ),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_outbox_backlog',
     help: 'Orchestration messages not yet delivered to Temporal',
     labelNames: [],
     read: (em) => byLabels(em, `SELECT count(*)::int AS value FROM outbox`, []),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_outbox_oldest_seconds',
     help: 'Age of the oldest undelivered orchestration message (0 when none waits)',
     labelNames: [],
@@ -142,8 +166,8 @@ export function registerStateGauges(registry: Registry, orm: Database): void {
         `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS value FROM outbox`,
         [],
       ),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_releases',
     help: 'Releases that have not ended, by phase',
     labelNames: ['phase'],
@@ -155,8 +179,8 @@ export function registerStateGauges(registry: Registry, orm: Database): void {
           GROUP BY p.phase`,
         ['phase'],
       ),
-  });
-  stateGauge(registry, orm, {
+  },
+  {
     name: 'flightdeck_gate_waits',
     help: 'Pending releases held by a rule (waiting or blocked), by rule kind and state',
     labelNames: ['rule', 'state'],
@@ -169,5 +193,38 @@ export function registerStateGauges(registry: Registry, orm: Database): void {
           GROUP BY 1, 2`,
         ['rule', 'state'],
       ),
+  },
+];
+
+/**
+ * The state gauges, on the registry /metrics serves: all of them read together, at most once per
+ * `intervalMs` (a read is counted by `flightdeck_metrics_state_reads_total`).
+ */
+export function registerStateGauges(registry: Registry, orm: Database, intervalMs: number): void {
+  const reads = new Counter({
+    name: 'flightdeck_metrics_state_reads_total',
+    help: 'Reads of the database-backed gauges: at most one per interval, however often /metrics is scraped',
+    registers: [registry],
   });
+  const state = sharedRead(intervalMs, async () => {
+    reads.inc();
+    const em = orm.em.fork() as EntityManager;
+    const values = new Map<string, Labelled[]>();
+    for (const gauge of STATE_GAUGES) values.set(gauge.name, await gauge.read(em));
+    return values;
+  });
+  for (const gauge of STATE_GAUGES) {
+    new Gauge({
+      name: gauge.name,
+      help: gauge.help,
+      labelNames: gauge.labelNames,
+      aggregator: gauge.aggregator ?? 'sum',
+      registers: [registry],
+      async collect() {
+        const rows = (await state()).get(gauge.name) ?? [];
+        this.reset();
+        for (const row of rows) this.set(row.labels, row.value);
+      },
+    });
+  }
 }

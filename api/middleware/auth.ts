@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ForbiddenError, UnauthenticatedError } from '../../domain/errors';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { AppContext, AuthKind } from '../route';
 
@@ -45,10 +45,34 @@ export async function authenticate(
   ctx.state.principal = principal;
 }
 
-/** `/metrics` behind `FLIGHTDECK_METRICS_TOKEN`: `Authorization: Bearer <token>`, else 401. */
-export function assertMetricsToken(ctx: AppContext, token: string): void {
+/** What a request reaches: a pull endpoint or not, and the workspace its path names, if any. */
+export interface Access {
+  pull: boolean;
+  workspaceId?: string;
+}
+
+/**
+ * The one authorization of a workspace key, for the API and the rollout board alike: a key scoped
+ * to one job agent may only use pull endpoints (403 `agent_scope`), and a key sees only its own
+ * workspace (another workspace's id answers 404, as if it did not exist).
+ */
+export function authorize(principal: Principal | undefined, access: Access): void {
+  if (principal?.kind !== 'apiKey') return;
+  if (principal.jobAgentId && !access.pull) {
+    throw new ForbiddenError(
+      'This key is scoped to one job agent: it may only poll, claim and report its jobs',
+      'agent_scope',
+    );
+  }
+  if (access.workspaceId !== undefined && principal.workspaceId !== access.workspaceId) {
+    throw new NotFoundError('workspace', access.workspaceId);
+  }
+}
+
+/** `/metrics` behind a token: `Authorization: Bearer` one of `tokens`, else 401. */
+export function assertMetricsToken(ctx: AppContext, tokens: readonly string[]): void {
   const presented = bearerToken(ctx);
-  if (!presented || !sameSecret(presented, token)) {
+  if (!presented || !tokens.some((token) => sameSecret(presented, token))) {
     throw new UnauthenticatedError('/metrics needs the metrics token, sent as Authorization: Bearer');
   }
 }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
-import type { Registry } from 'prom-client';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 import { assertMetricsToken } from '../middleware/auth';
 import { problem, PROBLEM_CONTENT_TYPE } from '../middleware/problem';
@@ -130,35 +129,20 @@ export function documentationRouter(openapi: Record<string, unknown>): Router<Ap
   return router;
 }
 
-/** How long /metrics waits for the Temporal SDK's own exporter before leaving its figures out. */
-const SDK_METRICS_TIMEOUT_MS = 2000;
-
-/** The Temporal SDK's worker metrics, as its exporter serves them; a comment when it does not answer. */
-async function temporalSdkMetrics(url: string): Promise<string> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(SDK_METRICS_TIMEOUT_MS) });
-    if (!response.ok) return `# Temporal SDK metrics unavailable: ${response.status}\n`;
-    return await response.text();
-  } catch {
-    return '# Temporal SDK metrics unavailable\n';
-  }
-}
-
 /**
- * /metrics (Prometheus), only for `Authorization: Bearer <token>` when a token is given; with
- * `temporalSdkUrl`, the worker's SDK metrics of this process after ours.
+ * /metrics (Prometheus), as `scrape` gathers it; with `tokens`, only for `Authorization: Bearer`
+ * one of them (401 otherwise).
  */
 export function metricsRouter(
-  metrics: Registry,
-  token: string | undefined,
-  temporalSdkUrl?: string,
+  scrape: () => Promise<{ contentType: string; text: string }>,
+  tokens: readonly string[],
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/metrics', async (ctx) => {
-    if (token) assertMetricsToken(ctx, token);
-    const ours = await metrics.metrics();
-    ctx.type = metrics.contentType;
-    ctx.body = temporalSdkUrl ? `${ours}\n${await temporalSdkMetrics(temporalSdkUrl)}` : ours;
+    if (tokens.length > 0) assertMetricsToken(ctx, tokens);
+    const { contentType, text } = await scrape();
+    ctx.type = contentType;
+    ctx.body = text;
   });
   return router;
 }

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { NotFoundError, UnauthenticatedError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
 import { isUuid } from '../../domain/uuid';
+import { authorize } from '../middleware/auth';
 import type { AppContext, AppState } from '../route';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
@@ -30,18 +32,28 @@ function idParam(ctx: AppContext, name: string, kind: string): string {
   return id;
 }
 
-/** The workspace of the board's cookie; 401 without a valid one. */
-async function signedIn(ctx: AppContext): Promise<string> {
-  const key = ctx.cookies.get(COOKIE);
-  const principal = key ? await ctx.state.stores.apiKeys.authenticate(key) : undefined;
-  if (principal?.kind !== 'apiKey') throw new UnauthenticatedError('Sign in to the board with an API key');
+/**
+ * The workspace a board key reads, authorized as the API authorizes its routes: the board is not a
+ * pull endpoint, so a key scoped to one job agent is refused (403 `agent_scope`).
+ */
+function boardWorkspace(principal: Principal | undefined, refusal: string): string {
+  if (principal?.kind !== 'apiKey') throw new UnauthenticatedError(refusal);
+  authorize(principal, { pull: false, workspaceId: principal.workspaceId });
   return principal.workspaceId;
 }
 
+/** The workspace of the board's cookie; 401 without a valid one, 403 for an agent's key. */
+async function signedIn(ctx: AppContext): Promise<string> {
+  const key = ctx.cookies.get(COOKIE);
+  const principal = key ? await ctx.state.stores.apiKeys.authenticate(key) : undefined;
+  return boardWorkspace(principal, 'Sign in to the board with an API key');
+}
+
 /**
- * The rollout board (`/ui`): a page of our own that signs in with a workspace API key, kept in an
- * HttpOnly, SameSite=Strict cookie scoped to /ui, and reads the board as JSON through it. The
- * cookie authenticates /ui paths only; the API itself never reads it.
+ * The rollout board (`/ui`): a page of our own that signs in with a workspace API key (not a key
+ * scoped to one job agent), kept in an HttpOnly, SameSite=Strict cookie scoped to /ui, and reads
+ * the board as JSON through it. The cookie authenticates /ui paths only; the API itself never
+ * reads it.
  */
 export function uiRouter(links: BoardLinks): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/ui' });
@@ -61,7 +73,7 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
       typeof apiKey === 'string' && apiKey.length <= 512
         ? await ctx.state.stores.apiKeys.authenticate(apiKey)
         : undefined;
-    if (principal?.kind !== 'apiKey') throw new UnauthenticatedError('That API key is not valid');
+    boardWorkspace(principal, 'That API key is not valid');
     ctx.cookies.set(COOKIE, apiKey as string, {
       httpOnly: true,
       sameSite: 'strict',

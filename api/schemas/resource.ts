@@ -88,14 +88,21 @@ export const UpsertResourceBody = z
   .openapi('UpsertResource');
 
 /**
- * One resource of a provider's set. `createdAt` (and the other timestamps `ctrlc` sends, as
- * `0001-01-01T00:00:00Z`) are accepted and ignored: the store keeps its own.
+ * One resource of a provider's set. The timestamps of Ctrlplane's provider resource (`createdAt`,
+ * which `ctrlc` sends as `0001-01-01T00:00:00Z`, `updatedAt`, `deletedAt`, `lockedAt`) are
+ * accepted and ignored: the store keeps its own.
  */
 export const ProviderResourceEntry = UpsertResourceBody.extend({
   identifier: Identifier,
   createdAt: Timestamp.optional(),
+  updatedAt: Timestamp.nullish(),
+  deletedAt: Timestamp.nullish(),
+  lockedAt: Timestamp.nullish(),
 })
-  .transform(({ createdAt: _ignored, ...resource }) => resource)
+  .transform(
+    ({ createdAt: _created, updatedAt: _updated, deletedAt: _deleted, lockedAt: _locked, ...resource }) =>
+      resource,
+  )
   .openapi('ProviderResource');
 
 /** SPEC "Resources": PATCH /v1/resources/{resourceId}, every field optional. */

@@ -140,9 +140,12 @@ export const BOARD_SCRIPT = `
     }
   }
 
+  const AGENT_KEY = 'That key belongs to a job agent; sign in with a workspace API key.';
+
   async function refresh() {
     const response = await fetch('/ui/board.json', { credentials: 'same-origin' });
     if (response.status === 401) return showSignIn();
+    if (response.status === 403) return showSignIn(AGENT_KEY);
     if (response.ok) draw(await response.json());
     timer = setTimeout(refresh, 2000);
   }
@@ -156,6 +159,7 @@ export const BOARD_SCRIPT = `
     });
     $('key').value = '';
     if (response.ok) return refresh();
+    if (response.status === 403) return showSignIn(AGENT_KEY);
     showSignIn(response.status === 401 ? 'That API key is not valid.' : 'Sign-in failed (' + response.status + ').');
   });
   $('signout').addEventListener('click', async () => {

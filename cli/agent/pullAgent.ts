@@ -262,7 +262,9 @@ export class PullAgent {
       const answer = await this.sendStatus(running, status, message);
       if (typeof answer === 'number' && answer < 300) return;
       if (typeof answer === 'number' && answer < 500 && answer !== 408 && answer !== 429) {
-        this.options.log(`job ${running.job.id}: the ${status} report was refused (${answer})`);
+        // A retry after a lost answer meets the claim its first attempt ended: 409, naming the status.
+        const resent = attempt > 0 && answer === 409 ? ' (an earlier attempt may have been taken)' : '';
+        this.options.log(`job ${running.job.id}: the ${status} report was refused (${answer})${resent}`);
         return;
       }
       const wait = Math.min(FINAL_REPORT_BACKOFF_MS * 2 ** attempt, FINAL_REPORT_MAX_WAIT_MS);

@@ -220,8 +220,9 @@ function parseFields(content: unknown, source: Source): Desired {
 }
 
 /**
- * Parses with an API schema, refusing keys the schema does not know (the API drops them quietly;
- * in a file they are almost always typos). `renamed` maps schema paths back to the file's names.
+ * Parses with an API schema, refusing top-level keys the schema does not know before anything is
+ * sent (in a file they are almost always typos; the API refuses unknown keys at any depth too).
+ * `renamed` maps schema paths back to the file's names.
  */
 function parseWith<S extends ZodType>(
   schema: S,

@@ -112,7 +112,7 @@ export async function startCommand(config: Config): Promise<void> {
     say('');
     say(`Flightdeck is running (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
     say(`  API:           ${api.url}/v1   (docs: ${api.url}/docs)`);
-    if (api.metricsUrl) say(`  Metrics:       ${api.metricsUrl}/metrics`);
+    say(`  Metrics:       ${metricsWhere(api)}`);
     say(`  Temporal UI:   ${temporalUiUrl ?? 'not known; set TEMPORAL_UI_URL'}`);
     say(`  Workspace id:  ${workspace.workspaceId}`);
     say(
@@ -165,4 +165,11 @@ function startDependencies(config: Config, say: (line: string) => void) {
           }),
         ),
   ]);
+}
+
+/** Where /metrics is served, for the banner. */
+function metricsWhere(api: ApiService): string {
+  const onApiPort = api.metricsOnApiPort ? `${api.url}/metrics (with the metrics or admin token)` : undefined;
+  if (!api.metricsUrl) return onApiPort ?? 'off (FLIGHTDECK_METRICS_PORT=off and no metrics or admin token)';
+  return onApiPort ? `${api.metricsUrl}/metrics; ${onApiPort}` : `${api.metricsUrl}/metrics`;
 }

@@ -32,24 +32,26 @@ export interface JobScope {
 /**
  * Checks a claim id against the job's claim record: a write that carries a claim id must carry the
  * current one, and under the agent's `enforceClaimId` every write must carry it (409 otherwise). A
- * claim id given for a job whose claim has ended (requeued, expired, cancelled) is stale too.
- * Returns the claim record, if there is one.
+ * claim id given for a job whose claim has ended (requeued, expired, cancelled, or ended by the
+ * final report) is stale too, whatever the write says; the answer names the job's status, so an
+ * agent whose final report was taken though its answer was lost can tell. Returns the claim
+ * record, if there is one.
  */
 export async function fenceClaim(
   em: EntityManager,
-  jobId: string,
+  job: { id: string; status: JobStatus },
   claimId: string | undefined,
 ): Promise<{ claim_id: string } | undefined> {
   const [claim] = await em.execute<{ claim_id: string; enforce: boolean }[]>(
     `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
        FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
-    [jobId],
+    [job.id],
   );
   const stale = claimId !== undefined ? claimId !== claim?.claim_id : claim?.enforce === true;
   if (stale) {
     throw new ConflictError(
       claimId
-        ? `claim ${claimId} is not the job's current claim`
+        ? `claim ${claimId} is not the current claim of the job, which is ${job.status}`
         : 'this agent requires the current claim_id',
       'stale_claim',
     );
@@ -79,11 +81,7 @@ export async function changeJobStatus(
     };
     const job = await tx.findOne(JobSchema, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!job) throw new NotFoundError('job', jobId);
-    // An agent resending the final report whose answer it lost: that report ended the claim, and
-    // repeating it changes nothing, so it is answered like the first one rather than as stale.
-    const resent = change.claimId !== undefined && change.status === job.status;
-    if (resent && isTerminalJobStatus(job.status)) return job;
-    const claim = await fenceClaim(tx, jobId, change.claimId);
+    const claim = await fenceClaim(tx, job, change.claimId);
     const status = change.status ?? job.status;
     if (change.from && !change.from.includes(job.status)) {
       throw new ConflictError(

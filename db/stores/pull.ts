@@ -130,7 +130,7 @@ export class PullStore {
       leaseSeconds: leaseSecondsOf(agent.config),
     });
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
-    if (outcome.outcome === 'claimed') jobClaims.inc({ agent: agent.name });
+    if (outcome.outcome === 'claimed') jobClaims.inc({ workspace: caller.workspaceId, agent: agent.name });
     if (outcome.outcome === 'conflict') {
       throw new ConflictError(
         `The job is ${outcome.status}, not queued: another claim got it first`,

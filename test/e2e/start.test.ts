@@ -15,6 +15,7 @@ import { eventually } from '../helpers/eventually';
 interface Banner {
   apiUrl: string;
   uiUrl: string;
+  metricsUrl: string;
   workspaceId: string;
   apiKey: string;
 }
@@ -37,6 +38,7 @@ describe('flightdeck start (embedded stack)', () => {
       FLIGHTDECK_EMBEDDED_PG_PORT: String(await freePort()),
       FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: String(await freePort()),
       FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: String(await freePort()),
+      FLIGHTDECK_METRICS_PORT: String(await freePort()),
       TEMPORAL_CLI_PATH: harnessValue('temporalCli'),
       DATABASE_URL: '',
       TEMPORAL_ADDRESS: '',
@@ -73,6 +75,7 @@ describe('flightdeck start (embedded stack)', () => {
         return {
           apiUrl: field('API')!.replace(/\/v1$/, ''),
           uiUrl: field('Temporal UI')!,
+          metricsUrl: field('Metrics')!,
           workspaceId: field('Workspace id')!,
           apiKey: field('API key')!,
         };
@@ -122,6 +125,12 @@ describe('flightdeck start (embedded stack)', () => {
     });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    // /metrics: on its own loopback listener, as printed; not on the API's port without a token.
+    expect(banner.metricsUrl).toBe(`http://127.0.0.1:${env.FLIGHTDECK_METRICS_PORT}/metrics`);
+    const metrics = await fetch(banner.metricsUrl);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('flightdeck_jobs');
+    expect((await fetch(`${banner.apiUrl}/metrics`)).status).toBe(404);
     const ui = await fetch(banner.uiUrl);
     expect(ui.status).toBe(200);
     expect(await ui.text()).toMatch(/<html/i);

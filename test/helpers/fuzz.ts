@@ -3,6 +3,7 @@
  * document itself says is wrong (a missing required field, a value of another type, a string over
  * its maximum, an id that is not one, a number out of range), or in a way every JSON body is refused
  * (NUL, unpaired surrogates, nesting, invalid JSON). The API must answer each with a 4xx problem.
+ * Besides, every object of every body gets a misspelled key in turn (`misspelledKeyCases`).
  */
 
 type Schema = Record<string, unknown> & {
@@ -34,6 +35,7 @@ interface Parameter {
 }
 
 interface Operation {
+  security?: Record<string, unknown>[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
 }
@@ -46,6 +48,25 @@ export interface FuzzCase {
   /** A JSON value to send, or raw text with `raw`. */
   body?: unknown;
   raw?: string;
+  /** Sent with the operator token: the operation asks for it. */
+  admin?: boolean;
+}
+
+/** A body with one key no schema declares, at one of its objects: the answer must be 400 naming `field`. */
+export interface MisspelledKeyCase extends FuzzCase {
+  body: unknown;
+  /** The misspelled key's path, as problem+json names it: `body.variables[0].sensitve`. */
+  field: string;
+}
+
+/** A key a little off one the object declares (`sensitive` → `sensitve`), or one it surely does not. */
+function misspelling(declared: string[]): string {
+  const name = [...declared].sort((a, b) => b.length - a.length)[0];
+  if (!name) return 'unexpected';
+  if (name.length < 4) return `${name}x`;
+  const cut = name.length - 3;
+  const typo = name.slice(0, cut) + name.slice(cut + 1);
+  return declared.includes(typo) ? `${name}x` : typo;
 }
 
 /** Valid values for path parameters, by name: records the test created. */
@@ -98,17 +119,82 @@ export class OpenApiFuzzer {
     return cases;
   }
 
+  /**
+   * For every object of every request body (following properties, array items, record values and
+   * each option of a union), the body that reaches it with a misspelled key added there.
+   */
+  misspelledKeyCases(): MisspelledKeyCase[] {
+    const cases: MisspelledKeyCase[] = [];
+    for (const [template, operations] of Object.entries(this.document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const bodySchema = operation.requestBody?.content['application/json']?.schema;
+        if (!bodySchema || !['post', 'put', 'patch', 'delete'].includes(method)) continue;
+        for (const [field, body] of this.misspelled(bodySchema, 'body', [])) {
+          cases.push({
+            label: `${method.toUpperCase()} ${template}: ${field}`,
+            method: method as FuzzCase['method'],
+            path: this.pathOf(template),
+            body,
+            field,
+            admin: (operation.security ?? []).some((scheme) => 'adminToken' in scheme),
+          });
+        }
+      }
+    }
+    return cases;
+  }
+
+  /** Values of `raw`, each with one misspelled key at one object in it, and that key's path. */
+  private *misspelled(raw: Schema, at: string, refs: readonly string[]): Generator<[string, unknown]> {
+    const ref = raw.$ref?.split('/').pop();
+    if (ref && refs.includes(ref)) return;
+    const within = ref ? [...refs, ref] : refs;
+    const schema = this.resolve(raw);
+    for (const option of [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
+      yield* this.misspelled(option, at, within);
+    }
+    const parts = [schema, ...(schema.allOf ?? []).map((part) => this.resolve(part))];
+    const properties: Record<string, Schema> = Object.assign(
+      {},
+      ...parts.map((part) => part.properties ?? {}),
+    );
+    const open = parts.map((part) => part.additionalProperties).find((extra) => extra !== undefined);
+    const isObject = parts.some((part) => this.types(part).includes('object') || part.properties);
+    if (isObject && (open === undefined || open === false)) {
+      const base = this.example(schema) as Record<string, unknown>;
+      const key = misspelling(Object.keys(properties));
+      yield [`${at}.${key}`, { ...base, [key]: 'misspelled' }];
+      for (const [name, property] of Object.entries(properties)) {
+        for (const [field, value] of this.misspelled(property, `${at}.${name}`, within)) {
+          yield [field, { ...base, [name]: value }];
+        }
+      }
+    } else if (isObject && typeof open === 'object') {
+      // Any key goes in a record (an id, often): its values are what may be objects.
+      const key = this.idFor('');
+      for (const [field, value] of this.misspelled(open, `${at}.${key}`, within))
+        yield [field, { [key]: value }];
+    }
+    if (schema.items) {
+      for (const [field, value] of this.misspelled(schema.items, `${at}[0]`, within)) yield [field, [value]];
+    }
+  }
+
+  /** The path with every parameter a known record's id (or name), or as `overrides` say. */
+  private pathOf(template: string, overrides: Record<string, string> = {}): string {
+    return template.replace(
+      /\{(\w+)\}/g,
+      (_, name: string) => overrides[name] ?? encodeURIComponent(this.idFor(name)),
+    );
+  }
+
   private operationCases(method: FuzzCase['method'], template: string, operation: Operation): FuzzCase[] {
     const params = operation.parameters ?? [];
     const pathParams = params.filter((p) => p.in === 'path');
     const queryParams = params.filter((p) => p.in === 'query');
     const bodySchema = operation.requestBody?.content['application/json']?.schema;
     const base = bodySchema ? this.example(bodySchema) : undefined;
-    const path = (overrides: Record<string, string> = {}) =>
-      template.replace(
-        /\{(\w+)\}/g,
-        (_, name: string) => overrides[name] ?? encodeURIComponent(this.idFor(name)),
-      );
+    const path = (overrides: Record<string, string> = {}) => this.pathOf(template, overrides);
     const name = `${method.toUpperCase()} ${template}`;
     const cases: FuzzCase[] = [];
 

@@ -32,6 +32,8 @@ export function spawnFlightdeck(
       TEMPORAL_TASK_QUEUE: stack.taskQueue,
       FLIGHTDECK_SECRET_KEY: stack.secretKey,
       LOG_LEVEL: 'error',
+      // Several processes run at once here: none takes the default metrics port unless told to.
+      FLIGHTDECK_METRICS_PORT: 'off',
       ...options.env,
     },
     stdio: ['ignore', options.stdout ?? 'ignore', options.stderr ?? 'inherit'],

@@ -47,7 +47,7 @@ export interface TestStackOptions {
   /** Run a worker and outbox relay on the stack's own task queue (default true). */
   worker?: boolean;
   adminToken?: string;
-  /** /metrics behind a token, or on `app.metricsApp` instead of the API's app. */
+  /** /metrics: its token, tenant labels, how long the gauges are reused (default: not at all). */
   metrics?: AppDeps['metrics'];
   /** The Temporal UI the rollout board links to. */
   temporalUi?: AppDeps['temporalUi'];
@@ -119,7 +119,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     logger,
     bodyLimit: options.bodyLimit ?? '1mb',
     adminToken: options.adminToken,
-    metrics: { ...options.metrics, temporalSdkUrl },
+    // Every scrape reads the database-backed gauges afresh, unless a test asks otherwise.
+    metrics: { stateIntervalMs: 0, ...options.metrics, temporalSdkUrl },
     ...(options.temporalUi ? { temporalUi: options.temporalUi } : {}),
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },

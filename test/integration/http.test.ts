@@ -1,3 +1,4 @@
+import supertest from 'supertest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -158,7 +159,7 @@ describe('HTTP skeleton', () => {
   describe('metrics and documentation', () => {
     it('exposes latency histograms labelled by route template', async () => {
       await stack.http.get(ws()).set(stack.auth).expect(200);
-      const res = await stack.http.get('/metrics').expect(200);
+      const res = await supertest(stack.app.metricsApp.callback()).get('/metrics').expect(200);
       expect(res.text).toMatch(
         /flightdeck_http_request_duration_seconds_count\{method="GET",route="\/v1\/workspaces\/:workspaceId",status="200"\} [1-9]/,
       );

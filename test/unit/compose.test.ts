@@ -19,6 +19,7 @@ interface Service {
   command?: string[];
   restart?: string;
   ports?: unknown[];
+  expose?: string[];
   environment?: Record<string, unknown>;
   depends_on?: Record<string, { condition: string }>;
   deploy?: { replicas?: number };
@@ -79,6 +80,17 @@ describe('docker-compose.yml', () => {
     const conf = services.proxy!.volumes!.find((volume) => volume.includes('nginx.conf'))!;
     expect(read(conf.split(':')[0]!)).toContain('http://api:8080');
     expect(services.api!.environment!.FLIGHTDECK_HOST).toBe('0.0.0.0');
+  });
+
+  it("serves each API's /metrics on the compose network only, without tenant labels unless asked", () => {
+    const api = services.api!;
+    expect(api.ports).toBeUndefined();
+    expect(api.expose).toEqual(expect.arrayContaining([String(api.environment!.FLIGHTDECK_METRICS_PORT)]));
+    expect(api.environment).toMatchObject({
+      FLIGHTDECK_METRICS_HOST: '0.0.0.0',
+      FLIGHTDECK_METRICS_TENANT_LABELS: '${FLIGHTDECK_METRICS_TENANT_LABELS:-false}',
+    });
+    expect(read('deploy/nginx.conf')).not.toMatch(/:9464/);
   });
 
   it('runs migrations and the schema jobs once, before the services that need them', () => {

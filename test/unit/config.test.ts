@@ -36,24 +36,46 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ FLIGHTDECK_ADMIN_TOKEN: 'short' })).toThrow(/FLIGHTDECK_ADMIN_TOKEN/);
   });
 
-  it('reads the metrics token and port, and protects nothing by default', () => {
-    expect(loadConfig({}).api.metrics).toEqual({ token: undefined, port: undefined });
+  it('serves /metrics on its own loopback port by default, without tenant labels', () => {
+    expect(loadConfig({}).api.metrics).toEqual({
+      token: undefined,
+      listener: { host: '127.0.0.1', port: 9464 },
+      tenantLabels: false,
+    });
     expect(loadConfig({ FLIGHTDECK_METRICS_TOKEN: ' ', FLIGHTDECK_METRICS_PORT: '' }).api.metrics).toEqual({
       token: undefined,
-      port: undefined,
+      listener: { host: '127.0.0.1', port: 9464 },
+      tenantLabels: false,
     });
     expect(
-      loadConfig({ FLIGHTDECK_METRICS_TOKEN: 'scrape-token-0123456789', FLIGHTDECK_METRICS_PORT: '9464' }).api
-        .metrics,
-    ).toEqual({ token: 'scrape-token-0123456789', port: 9464 });
+      loadConfig({
+        FLIGHTDECK_METRICS_TOKEN: 'scrape-token-0123456789',
+        FLIGHTDECK_METRICS_HOST: '0.0.0.0',
+        FLIGHTDECK_METRICS_PORT: '9100',
+        FLIGHTDECK_METRICS_TENANT_LABELS: 'true',
+      }).api.metrics,
+    ).toEqual({
+      token: 'scrape-token-0123456789',
+      listener: { host: '0.0.0.0', port: 9100 },
+      tenantLabels: true,
+    });
+    expect(loadConfig({ FLIGHTDECK_METRICS_PORT: 'off' }).api.metrics.listener).toBeUndefined();
   });
 
   it('refuses a short metrics token and a metrics port that is not a free second port', () => {
     expect(() => loadConfig({ FLIGHTDECK_METRICS_TOKEN: 'short' })).toThrow(
       /FLIGHTDECK_METRICS_TOKEN: must be at least 16 characters/,
     );
-    expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: 'ninety' })).toThrow(/FLIGHTDECK_METRICS_PORT/);
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: 'ninety' })).toThrow(
+      /FLIGHTDECK_METRICS_PORT: must be a port \(1-65535\) or off/,
+    );
+    expect(() => loadConfig({ FLIGHTDECK_METRICS_TENANT_LABELS: 'maybe' })).toThrow(
+      /FLIGHTDECK_METRICS_TENANT_LABELS/,
+    );
     expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: '70000' })).toThrow(/FLIGHTDECK_METRICS_PORT/);
+    expect(() => loadConfig({ FLIGHTDECK_PORT: '9464' })).toThrow(
+      /FLIGHTDECK_METRICS_PORT: must differ from FLIGHTDECK_PORT/,
+    );
     expect(() => loadConfig({ FLIGHTDECK_METRICS_PORT: '8080' })).toThrow(
       /FLIGHTDECK_METRICS_PORT: must differ from FLIGHTDECK_PORT/,
     );

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import supertest from 'supertest';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
 import { pullFixture } from '../../helpers/pull';
@@ -16,7 +17,21 @@ function parse(text: string): Map<string, number> {
   return samples;
 }
 
-/** Issue 15: domain metrics on /metrics, moving with the orchestration they describe. */
+/** A scrape of the stack's metrics listener. */
+async function scrapeOf(stack: TestStack) {
+  const res = await supertest(stack.app.metricsApp.callback()).get('/metrics').expect(200);
+  return { text: res.text as string, samples: parse(res.text as string) };
+}
+
+const value = (samples: Map<string, number>, name: string) => samples.get(name) ?? 0;
+
+/** A label that tells workspaces apart: a workspace id or a job agent's name. */
+const TENANT_LABEL = /\b(workspace|agent)="/;
+
+/**
+ * Issue 15: domain metrics on /metrics, moving with the orchestration they describe. Issue 24 (5):
+ * without FLIGHTDECK_METRICS_TENANT_LABELS they name no workspace and no agent.
+ */
 describe('domain metrics', () => {
   let stack: TestStack;
 
@@ -25,21 +40,20 @@ describe('domain metrics', () => {
   });
   afterAll(() => stack.close());
 
-  const scrape = async () => {
-    const res = await stack.http.get('/metrics').expect(200);
-    return { text: res.text as string, samples: parse(res.text as string) };
-  };
-  const value = (samples: Map<string, number>, name: string) => samples.get(name) ?? 0;
+  const scrape = () => scrapeOf(stack);
 
   it('counts queue depth, claims, heartbeats and lease expiries as jobs are queued, claimed and reaped', async () => {
     const before = (await scrape()).samples;
     const fixture = await pullFixture(stack, 'metered', { config: { leaseSeconds: 5 } });
     const job = fixture.jobs[0]!;
 
-    const queued = (await scrape()).samples;
-    expect(value(queued, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(1);
-    expect(value(queued, 'flightdeck_job_queue_oldest_seconds{agent="metered"}')).toBeGreaterThanOrEqual(0);
-    expect(value(queued, 'flightdeck_jobs{status="queued",agent="metered"}')).toBe(1);
+    const { text, samples: queued } = await scrape();
+    expect(text).not.toMatch(TENANT_LABEL);
+    expect(text).not.toContain('metered');
+    expect(text).not.toContain(stack.workspaceId);
+    expect(value(queued, 'flightdeck_job_queue_depth')).toBe(1);
+    expect(queued.get('flightdeck_job_queue_oldest_seconds')).toBeGreaterThanOrEqual(0);
+    expect(value(queued, 'flightdeck_jobs{status="queued"}')).toBe(1);
     expect(value(queued, 'flightdeck_releases{phase="running"}')).toBeGreaterThanOrEqual(1);
     expect(value(queued, 'flightdeck_version_fanout_seconds_count')).toBeGreaterThan(
       value(before, 'flightdeck_version_fanout_seconds_count'),
@@ -55,11 +69,12 @@ describe('domain metrics', () => {
       .set(stack.auth)
       .send({ claim_id: claim.body.claim_id })
       .expect(200);
-    const claimed = (await scrape()).samples;
-    expect(value(claimed, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(0);
-    expect(value(claimed, 'flightdeck_jobs{status="in_progress",agent="metered"}')).toBe(1);
-    expect(value(claimed, 'flightdeck_job_claims_total{agent="metered"}')).toBe(
-      value(before, 'flightdeck_job_claims_total{agent="metered"}') + 1,
+    const { text: claimedText, samples: claimed } = await scrape();
+    expect(claimedText).not.toMatch(TENANT_LABEL);
+    expect(value(claimed, 'flightdeck_job_queue_depth')).toBe(0);
+    expect(value(claimed, 'flightdeck_jobs{status="in_progress"}')).toBe(1);
+    expect(value(claimed, 'flightdeck_job_claims_total')).toBe(
+      value(before, 'flightdeck_job_claims_total') + 1,
     );
     expect(value(claimed, 'flightdeck_job_heartbeats_total')).toBe(
       value(before, 'flightdeck_job_heartbeats_total') + 1,
@@ -76,7 +91,7 @@ describe('domain metrics', () => {
       },
       { what: 'the lease to expire and be reaped', timeoutMs: 20_000 },
     );
-    expect(value(reaped, 'flightdeck_job_queue_depth{agent="metered"}')).toBe(1);
+    expect(value(reaped, 'flightdeck_job_queue_depth')).toBe(1);
     expect(value(reaped, 'flightdeck_lease_reaper_lag_seconds_count')).toBe(
       value(before, 'flightdeck_lease_reaper_lag_seconds_count') + 1,
     );
@@ -128,5 +143,36 @@ describe('domain metrics', () => {
     );
     const missing = named.filter((name) => !served.has(name));
     expect(missing).toEqual([]);
+  });
+});
+
+describe('domain metrics with FLIGHTDECK_METRICS_TENANT_LABELS', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ metrics: { tenantLabels: true } });
+  });
+  afterAll(() => stack.close());
+
+  it('labels the queue, the jobs and the claims with the workspace and the agent', async () => {
+    const before = (await scrapeOf(stack)).samples;
+    const fixture = await pullFixture(stack, 'labelled');
+    const tenant = `workspace="${stack.workspaceId}",agent="labelled"`;
+    const queued = (await scrapeOf(stack)).samples;
+    expect(value(queued, `flightdeck_job_queue_depth{${tenant}}`)).toBe(1);
+    expect(value(queued, `flightdeck_jobs{status="queued",${tenant}}`)).toBe(1);
+    expect(queued.get(`flightdeck_job_queue_oldest_seconds{${tenant}}`)).toBeGreaterThanOrEqual(0);
+
+    await stack.http
+      .post(
+        `/v1/workspaces/${stack.workspaceId}/job-agents/${fixture.agentId}/jobs/${fixture.jobs[0]!.id}/claim`,
+      )
+      .set(stack.auth)
+      .expect(200);
+    const claimed = (await scrapeOf(stack)).samples;
+    expect(value(claimed, `flightdeck_job_claims_total{${tenant}}`)).toBe(
+      value(before, `flightdeck_job_claims_total{${tenant}}`) + 1,
+    );
+    expect(value(claimed, `flightdeck_jobs{status="in_progress",${tenant}}`)).toBe(1);
   });
 });

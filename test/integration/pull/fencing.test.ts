@@ -6,9 +6,9 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 /**
  * Issue 13 (6, 7): a claim id, whenever one is given, must be the job's current claim, even for an
  * agent that does not enforce claim ids; a cancelled job's claim is gone, so its next heartbeat
- * answers 409 with its status; a final report resent after its answer was lost is answered again; a
- * status report and a lease expiry racing each other never deadlock
- * and never both win.
+ * answers 409 with its status; once a final report ended the claim, every claim id is stale, even
+ * one repeating that status (issue 24, 7); a status report and a lease expiry racing each other
+ * never deadlock and never both win.
  */
 describe('pull agents, fencing of stale claims', () => {
   let stack: TestStack;
@@ -63,24 +63,40 @@ describe('pull agents, fencing of stale claims', () => {
     expect(current.status).toBe(200);
   });
 
-  it('answers a resent final report like the first one, though that report ended the claim', async () => {
+  it('refuses every claim id once the final report ended the claim, even repeating the final status', async () => {
     const job = agent.jobs[13]!;
-    const claimId = await claim(job.id);
-    const report = () =>
+    const older = await claim(job.id);
+    await stack.http
+      .post(`${ws}/jobs/${job.id}/requeue`)
+      .set(stack.auth)
+      .send({ claim_id: older })
+      .expect(202);
+    const current = await claim(job.id);
+    const report = (claimId: string, status = 'successful') =>
       stack.http
         .put(`${ws}/jobs/${job.id}/status`)
         .set(stack.auth)
-        .send({ status: 'successful', message: 'done', claim_id: claimId });
-    const first = await report();
+        .send({ status, message: 'done', claim_id: claimId });
+    const first = await report(current);
     expect(first.status).toBe(202);
-    const again = await report();
-    expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ status: 'successful', completedAt: first.body.completedAt });
-    const otherStatus = await stack.http
-      .put(`${ws}/jobs/${job.id}/status`)
-      .set(stack.auth)
-      .send({ status: 'failure', claim_id: claimId });
-    expect(otherStatus.status).toBe(409);
+    const before = await stack.http.get(`${ws}/jobs/${job.id}`).set(stack.auth);
+    for (const [claimId, status] of [
+      [older, 'successful'],
+      [current, 'successful'],
+      ['0190aaaa-0000-7000-8000-00000000dead', 'successful'],
+      [current, 'failure'],
+    ] as const) {
+      const stale = await report(claimId, status);
+      expect({ claimId, status, answer: stale.status, code: stale.body.code }).toEqual({
+        claimId,
+        status,
+        answer: 409,
+        code: 'stale_claim',
+      });
+      expect(stale.body.detail).toContain('successful');
+    }
+    const after = await stack.http.get(`${ws}/jobs/${job.id}`).set(stack.auth);
+    expect(after.body.job).toEqual(before.body.job);
   });
 
   it("ends a cancelled job's claim: the next heartbeat answers 409 with the job's status", async () => {

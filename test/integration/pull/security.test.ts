@@ -16,7 +16,7 @@ function externalAddress(): string | undefined {
 
 /**
  * SPEC "Authentication" (DESIGN §6 "agent keys", "transport"): an agent-scoped key acts only for its
- * agent and only on pull endpoints; pull endpoints refuse plain HTTP except from loopback or a
+ * agent and only on pull endpoints (the rollout board refuses it too); pull endpoints refuse plain HTTP except from loopback or a
  * trusted TLS-terminating proxy; the server speaks HTTPS when given a certificate.
  */
 describe('pull agents, authentication and transport', () => {
@@ -86,6 +86,33 @@ describe('pull agents, authentication and transport', () => {
     ]) {
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('agent_scope');
+    }
+  });
+
+  it('keeps an agent key off the rollout board: its sign-in and any cookie holding it are refused (403)', async () => {
+    const signIn = await stack.http.post('/ui/session').send({ apiKey: key });
+    expect(signIn.status).toBe(403);
+    expect(signIn.body.code).toBe('agent_scope');
+    expect(signIn.headers['set-cookie']).toBeUndefined();
+
+    const job = mine.jobs[1]!;
+    const boardPaths = ['/ui/board.json', `/ui/jobs/${job.id}`, `/ui/job-agents/${mine.agentId}`];
+    for (const path of boardPaths) {
+      const res = await stack.http.get(path).set('Cookie', `flightdeck_key=${key}`);
+      expect({ path, status: res.status, code: res.body.code }).toEqual({
+        path,
+        status: 403,
+        code: 'agent_scope',
+      });
+      expect(res.text).not.toContain(theirs.agentId);
+    }
+
+    // The workspace's own key still signs in and reads the same paths.
+    const workspace = await stack.http.post('/ui/session').send({ apiKey: stack.apiKey });
+    expect(workspace.status).toBe(204);
+    for (const path of boardPaths) {
+      const res = await stack.http.get(path).set('Cookie', `flightdeck_key=${stack.apiKey}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
   });
 

@@ -437,7 +437,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           .send({ name: 'Worker', version: 'v1', kind: 'service', variables: { optional: null } })
           .expect(400),
       );
-      expect(res.body.errors.map((e: { path: string }) => e.path)).toContain('body.variables');
+      expect(res.body.errors.map((e: { path: string }) => e.path)).toContain('body.variables.optional');
     });
   });
 
@@ -620,7 +620,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       [
         'an unknown config key',
         { type: 'argo-cd', config: { server_url: 'https://a.example.com', namespace: 'x' } },
-        'body.config',
+        'body.config.namespace',
       ],
       ['an unknown type', { type: 'jenkins', config: {} }, 'body.type'],
       [
@@ -651,14 +651,14 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       await stack.http.get(agentPath(id)).set(stack.auth).expect(404);
     });
 
-    it('names the unknown config key in the message', async () => {
+    it('names the unknown config key in the path', async () => {
       const res = await refusedWithoutWrites(() =>
         stack.http
           .put(agentPath(randomUUID()))
           .set(stack.auth)
           .send({ name: 'typo agent', type: 'tfe', config: { organisation: 'acme' } }),
       );
-      expectFieldError(res, 'body.config', /organisation/);
+      expectFieldError(res, 'body.config.organisation', 'unknown field');
     });
 
     it('lists the agents oldest first with their secrets redacted', async () => {

@@ -7,7 +7,8 @@ const ADMIN_TOKEN = 'operator-token-for-fuzzing-0123456789';
 
 /**
  * Every malformed request the OpenAPI document implies, sent to a workspace that holds one record
- * of each kind: no answer is a 5xx, every answer is a 4xx problem, and no table changed.
+ * of each kind: no answer is a 5xx, every answer is a 4xx problem, and no table changed. A key no
+ * schema declares, at any depth of any body, is a 400 naming its path (issue 24, 8).
  */
 describe('malformed requests derived from the OpenAPI document', () => {
   let stack: TestStack;
@@ -42,7 +43,7 @@ describe('malformed requests derived from the OpenAPI document', () => {
   }
 
   function send(fuzz: FuzzCase): Promise<Response> {
-    const isAdmin = fuzz.path.startsWith('/v1/admin/');
+    const isAdmin = fuzz.admin === true || fuzz.path.startsWith('/v1/admin/');
     let request = stack.http[fuzz.method](fuzz.path).set(
       isAdmin ? { Authorization: `Bearer ${ADMIN_TOKEN}` } : stack.auth,
     );
@@ -97,6 +98,28 @@ describe('malformed requests derived from the OpenAPI document', () => {
     };
   });
   afterAll(() => stack.close());
+
+  it('refuses a misspelled key at every object of every body, naming its path, and changes nothing', async () => {
+    const cases = new OpenApiFuzzer(stack.app.openapi as never, known).misspelledKeyCases();
+    expect(cases.length).toBeGreaterThanOrEqual(150);
+    for (const field of ['body.variables[0].sensitve', 'body.jobAgents[0].selecor']) {
+      expect(cases.map((fuzz) => fuzz.field)).toContain(field);
+    }
+    const before = await snapshot();
+    const wrong: string[] = [];
+    for (const fuzz of cases) {
+      const res = await send(fuzz);
+      const named = (res.body?.errors ?? []).some(
+        (issue: { path: string; message: string }) =>
+          issue.path === fuzz.field && issue.message === 'unknown field',
+      );
+      if (res.status !== 400 || !named) {
+        wrong.push(`${fuzz.label} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
 
   it('answers at least 1,000 of them with 4xx problem+json and changes nothing', async () => {
     const cases = new OpenApiFuzzer(stack.app.openapi as never, known).cases();

@@ -2,7 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Issue 14: a body field an endpoint does not take is refused (400, named), never silently dropped. */
+/**
+ * Issues 14 and 24 (8): a body field an endpoint does not take is refused (400, named with its full
+ * path, at any depth), never silently dropped.
+ */
 describe('unknown body fields', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
@@ -56,5 +59,53 @@ describe('unknown body fields', () => {
       .set(stack.auth)
       .send({ name: 'Fine', description: 'known fields only' });
     expect(accepted.status).toBe(202);
+  });
+
+  it('refuses them at every depth, naming the full path: a misspelled `sensitive` is never stored in the clear', async () => {
+    await api.agent('deep-runner', 'test-runner', { status: 'successful' });
+    const attempts: [string, string, object, string, string][] = [
+      [
+        'put',
+        '/resources/identifier/deep-node',
+        {
+          name: 'n',
+          version: 'v1',
+          kind: 'k',
+          variables: [{ key: 'PASSWORD', value: 'hunter2', sensitve: true }],
+        },
+        'body.variables[0].sensitve',
+        'resource_variable',
+      ],
+      [
+        'post',
+        '/variable-sets',
+        {
+          name: 'deep',
+          selector: 'true',
+          variables: [{ key: 'PASSWORD', value: 'hunter2', sensitve: true }],
+        },
+        'body.variables[0].sensitve',
+        'variable_set_variable',
+      ],
+      [
+        'post',
+        '/deployments',
+        { name: 'Deep', slug: 'deep', jobAgents: [{ ref: 'deep-runner', selectr: 'resource.kind == "k"' }] },
+        'body.jobAgents[0].selectr',
+        'deployment',
+      ],
+    ];
+    for (const [method, path, body, field, table] of attempts) {
+      const before = await count(table);
+      const res = await (
+        stack.http as unknown as Record<string, (url: string) => ReturnType<typeof stack.http.get>>
+      )[method]!(`${api.ws}${path}`)
+        .set(stack.auth)
+        .send(body);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect(res.headers['content-type']).toMatch(/problem\+json/);
+      expect(res.body.errors).toContainEqual({ path: field, message: 'unknown field' });
+      expect(await count(table)).toBe(before);
+    }
   });
 });

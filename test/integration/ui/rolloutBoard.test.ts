@@ -5,6 +5,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
+import { agentKey } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. */
@@ -18,6 +19,7 @@ describe('rollout board (/ui)', () => {
   let server: http.Server;
   let base: string;
   let browser: Browser;
+  let pullerId: string;
 
   beforeAll(async () => {
     stack = await startTestStack({ temporalUi: { url: 'http://temporal-ui.test', namespace: 'default' } });
@@ -28,7 +30,7 @@ describe('rollout board (/ui)', () => {
 
     const api = recordsApi(stack);
     await api.agent('board-runner', 'test-runner', { status: 'successful' });
-    await api.agent('board-puller', 'http-pull');
+    pullerId = await api.agent('board-puller', 'http-pull');
     const system = await api.system('board');
     const staging = await api.environment('staging', 'resource.metadata["env"] == "staging"', system);
     await api.environment('production', 'resource.metadata["env"] == "production"', system);
@@ -107,6 +109,18 @@ describe('rollout board (/ui)', () => {
     expect(await context.cookies()).toEqual([]);
     const forged = await fetch(`${base}/ui/board.json`, { headers: { cookie: 'flightdeck_key=fdk_forged' } });
     expect(forged.status).toBe(401);
+    await context.close();
+  });
+
+  it("refuses a job agent's key: the sign-in says so and the board stays closed", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/ui/`);
+    await page.locator('#key').fill(await agentKey(stack, pullerId));
+    await page.locator('#signin button[type=submit]').click();
+    await page.locator('#signin-error', { hasText: 'That key belongs to a job agent' }).waitFor();
+    expect(await page.locator('#board').isHidden()).toBe(true);
+    expect(await context.cookies()).toEqual([]);
     await context.close();
   });
 });
