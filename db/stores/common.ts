@@ -45,21 +45,28 @@ export async function listPage<T extends object>(
 
 /** Records a CEL-filtered list reads for one request, at most. */
 export const FILTER_SCAN_LIMIT = 10_000;
-/** Records read from the database at a time by a CEL-filtered list. */
+/** Records a CEL-filtered list orders at a time (ids only). */
 export const FILTER_BATCH = 500;
+/**
+ * Stored bytes (as PostgreSQL keeps them, often compressed) read and turned into records at a time:
+ * turning a row into a record is CPU work that cannot be paced, so large records are read a few at
+ * a time (a record of the largest size alone).
+ */
+export const FILTER_READ_BYTES = 64 * 1024;
 
 /**
- * A page of the records matching a CEL filter. CEL runs in the application, so the filter reads the
- * records in order, `FILTER_BATCH` at a time (outside the identity map, so only the page's matches
- * stay in memory), and counts the matches, up to `FILTER_SCAN_LIMIT` records: past that the page
- * says `scanLimit` and its total counts the matches among the records read.
+ * A page of the records matching a CEL filter. CEL runs in the application, so the filter goes
+ * through the records in order — their ids `FILTER_BATCH` at a time, the records themselves a few
+ * hundred kilobytes at a time (outside the identity map, so only the page's matches stay in
+ * memory) — and counts the matches, up to `FILTER_SCAN_LIMIT` records: past that the page says
+ * `scanLimit` and its total counts the matches among the records read.
  *
  * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
  * does not, so a key taken from the last record read could skip or repeat records. The scan runs in
  * the workspace's turns of paced CPU work (db/pace.ts), so other requests are served between its
  * slices; `matches` may throw to end it (a filter over its budget answers 422).
  */
-export async function listFiltered<T extends object>(
+export async function listFiltered<T extends { id: string }>(
   em: EntityManager,
   workspaceId: string,
   schema: EntitySchema<T, never>,
@@ -69,6 +76,7 @@ export async function listFiltered<T extends object>(
   order: 'asc' | 'desc' = 'asc',
 ): Promise<Page<T>> {
   if (!matches) return listPage(em, schema, where, page, order);
+  const table = em.getMetadata().get(schema.meta.className).tableName;
   return paced(workspaceId, async (pacer) => {
     const items: T[] = [];
     let total = 0;
@@ -76,24 +84,62 @@ export async function listFiltered<T extends object>(
     for (;;) {
       const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
       pacer.rest();
-      const batch = await em.find(schema, where, {
-        orderBy: { createdAt: order, id: order } as never,
-        limit: wanted,
-        offset: scanned,
-        disableIdentityMap: true,
-      });
-      scanned += batch.length;
-      for (const record of batch) {
-        await pacer.pace();
-        if (!matches(record)) continue;
-        if (total >= page.offset && items.length < page.limit) items.push(record);
-        total++;
+      const ids = (
+        await em.find(schema, where, {
+          fields: ['id'] as never,
+          orderBy: { createdAt: order, id: order } as never,
+          limit: wanted,
+          offset: scanned,
+          disableIdentityMap: true,
+        })
+      ).map((record) => record.id);
+      scanned += ids.length;
+      for (const group of await readGroups(em, table, ids)) {
+        pacer.rest();
+        const found = new Map(
+          (
+            await em.find(schema, { id: { $in: group } } as unknown as FilterQuery<T>, {
+              disableIdentityMap: true,
+            })
+          ).map((record) => [record.id, record as T]),
+        );
+        for (const id of group) {
+          const record = found.get(id);
+          await pacer.pace();
+          if (!record || !matches(record)) continue;
+          if (total >= page.offset && items.length < page.limit) items.push(record);
+          total++;
+        }
       }
       const result = { items, total, limit: page.limit, offset: page.offset };
-      if (batch.length < wanted) return result;
+      if (ids.length < wanted) return result;
       if (scanned >= FILTER_SCAN_LIMIT) return { ...result, scanLimit: FILTER_SCAN_LIMIT };
     }
   });
+}
+
+/** The ids in order, in groups of at most `FILTER_READ_BYTES` stored bytes (at least one id each). */
+async function readGroups(em: EntityManager, table: string, ids: string[]): Promise<string[][]> {
+  const sizes = new Map(
+    (
+      await em.execute<{ id: string; bytes: number }[]>(
+        `SELECT id, pg_column_size(t.*) AS bytes FROM "${table}" t WHERE id = ANY(?::uuid[])`,
+        [uuidArray(ids)],
+      )
+    ).map((row) => [row.id, Number(row.bytes)]),
+  );
+  const groups: string[][] = [];
+  let bytes = Infinity;
+  for (const id of ids) {
+    const size = sizes.get(id) ?? 0;
+    if (bytes + size > FILTER_READ_BYTES) {
+      groups.push([]);
+      bytes = 0;
+    }
+    groups[groups.length - 1]!.push(id);
+    bytes += size;
+  }
+  return groups;
 }
 
 /** The fields of a partial update that were given. */

@@ -286,7 +286,14 @@ export class ResourceStore {
     page: PageRequest,
     matches?: (resource: Resource) => boolean,
   ): Promise<Page<Resource>> {
-    return listFiltered(this.em, workspaceId, ResourceSchema, { workspaceId, deletedAt: null }, page, matches);
+    return listFiltered(
+      this.em,
+      workspaceId,
+      ResourceSchema,
+      { workspaceId, deletedAt: null },
+      page,
+      matches,
+    );
   }
 
   /** Variables of each resource, as stored (sensitive ones sealed). */

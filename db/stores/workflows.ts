@@ -259,8 +259,13 @@ export class WorkflowStore {
       );
       found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
     } else if (input.entityType === 'environment') {
-      const matched = await listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, (e) =>
-        query.matches({ environment: selectorContext.environment(e) }),
+      const matched = await listFiltered(
+        this.em,
+        workspaceId,
+        EnvironmentSchema,
+        { workspaceId },
+        page,
+        (e) => query.matches({ environment: selectorContext.environment(e) }),
       );
       found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
     } else {

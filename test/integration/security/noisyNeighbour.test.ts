@@ -1,6 +1,9 @@
-import type { ApiServer } from '../../../api/server';
+import type { ChildProcess } from 'node:child_process';
+import { harnessValue } from '../../harness';
+import { eventually } from '../../helpers/eventually';
+import { exited, freePort, killGroup, spawnFlightdeck } from '../../helpers/processes';
+import { agentKey, pullFixture, type PullFixture } from '../../helpers/pull';
 import { createOtherWorkspace, type WorkspaceAccess } from '../../helpers/records';
-import { agentKey, pullFixture, serveStack, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Filters priced within the budget on ordinary records, dear on the neighbour's large ones. */
@@ -33,11 +36,13 @@ const quantile = (values: number[], q: number) => {
  * Issue 24's acceptance: workspace A runs its most expensive accepted CEL queries, saved selectors
  * and Rego policies, all at once, while workspace B's agents poll, claim, heartbeat and report. B's
  * requests stay fast (p99 ≤ 100 ms), A gets answers (4xx when over budget), never a stall, and
- * nobody gets a 5xx.
+ * nobody gets a 5xx. The API and the worker run as their own processes, as `flightdeck start` runs
+ * them; the test only drives their clients.
  */
 describe('a noisy neighbour', () => {
   let stack: TestStack;
-  let server: ApiServer;
+  const processes: ChildProcess[] = [];
+  let apiUrl: string;
   let noisy: WorkspaceAccess;
   let quiet: PullFixture;
   let quietKey: string;
@@ -49,7 +54,7 @@ describe('a noisy neighbour', () => {
     body?: object,
   ): Promise<{ status: number; ms: number; body: unknown }> => {
     const started = performance.now();
-    const res = await fetch(`${server.url}/v1${path}`, {
+    const res = await fetch(`${apiUrl}/v1${path}`, {
       method,
       headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
@@ -59,8 +64,19 @@ describe('a noisy neighbour', () => {
   };
 
   beforeAll(async () => {
-    stack = await startTestStack();
-    server = await serveStack(stack);
+    stack = await startTestStack({ worker: false });
+    const port = await freePort();
+    apiUrl = `http://127.0.0.1:${port}`;
+    const role = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      spawnFlightdeck(stack, args, {
+        detached: true,
+        env: { FLIGHTDECK_WORKFLOW_BUNDLE: harnessValue('workflowBundle'), ...env },
+      });
+    processes.push(role(['worker']), role(['api'], { FLIGHTDECK_PORT: String(port) }));
+    await eventually(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.ok === true, {
+      what: 'the API process to be ready',
+      timeoutMs: 90_000,
+    });
     quiet = await pullFixture(stack, 'quiet', { resources: 40, config: { leaseSeconds: 60 } });
     quietKey = await agentKey(stack, quiet.agentId);
     noisy = await createOtherWorkspace(stack, 'Noisy');
@@ -98,7 +114,8 @@ describe('a noisy neighbour', () => {
     );
   }, 120_000);
   afterAll(async () => {
-    await server?.close();
+    for (const child of processes) killGroup(child, 'SIGTERM');
+    await Promise.all(processes.map(exited));
     await stack?.close();
   });
 
