@@ -80,16 +80,18 @@ describe('domain metrics', () => {
       value(before, 'flightdeck_job_heartbeats_total') + 1,
     );
 
-    // No more heartbeats: the lease expires and the reaper puts the job back in the queue.
+    // No more heartbeats: the lease expires and the reaper puts the job back in the queue. The
+    // expiry is counted when it happens, the queue read again at most every few seconds.
     const reaped = await eventually(
       async () => {
         const { samples } = await scrape();
         return value(samples, 'flightdeck_lease_expiries_total') >
-          value(before, 'flightdeck_lease_expiries_total')
+          value(before, 'flightdeck_lease_expiries_total') &&
+          value(samples, 'flightdeck_job_queue_depth') === 1
           ? samples
           : undefined;
       },
-      { what: 'the lease to expire and be reaped', timeoutMs: 20_000 },
+      { what: 'the lease to expire and the job to be queued again', timeoutMs: 20_000 },
     );
     expect(value(reaped, 'flightdeck_job_queue_depth')).toBe(1);
     expect(value(reaped, 'flightdeck_lease_reaper_lag_seconds_count')).toBe(
