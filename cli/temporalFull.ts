@@ -6,6 +6,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { ensureSearchAttributes } from '../worker/searchAttributes';
 import { searchAttributeRegistrations } from '../workflows/searchAttributes';
 import { assertPortFree, freePort, stopLeftover, tail, terminate } from './embedded/processes';
+import { TASK_MATCHING_CONFIG } from './embedded/temporalServer';
 import { waitForTemporal } from './embedded/temporalReady';
 import { findOnPath, isExecutable, run, temporalCacheDir, TemporalCliError } from './temporalCli';
 
@@ -248,6 +249,7 @@ export async function startFullTemporalServer(
   fs.writeFileSync(path.join(configDir, 'flightdeck.yaml'), serverConfig(options, host, ports), {
     mode: 0o600,
   });
+  fs.writeFileSync(path.join(configDir, 'dynamic.yaml'), dynamicConfig());
 
   const out = fs.openSync(logFile, 'a');
   // Its own process group: a terminal's Ctrl-C reaches only the parent, which stops it in order.
@@ -431,9 +433,22 @@ function serverConfig(options: FullTemporalServerOptions, host: string, ports: S
     },
     dcRedirectionPolicy: { policy: 'noop' },
     publicClient: { hostPort: frontendAddress(host, ports) },
+    dynamicConfigClient: {
+      filepath: path.join(options.dataDir, 'config', 'dynamic.yaml'),
+      pollInterval: '60s',
+    },
   };
   // JSON is YAML, and it spares a hand-written serializer any quoting question.
   return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/** The server's dynamic configuration: task priorities and fairness, as the embedded server has them. */
+function dynamicConfig(): string {
+  return `${JSON.stringify(
+    Object.fromEntries(Object.entries(TASK_MATCHING_CONFIG).map(([key, value]) => [key, [{ value }]])),
+    null,
+    2,
+  )}\n`;
 }
 
 const GRPC_ALREADY_EXISTS = 6;

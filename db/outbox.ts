@@ -38,3 +38,10 @@ export async function enqueueOrchestrations(
 export function enqueueOrchestration(em: EntityManager, message: OrchestrationMessage): Promise<void> {
   return enqueueOrchestrations(em, [message]);
 }
+
+/**
+ * The relay's lane of an outbox row (worker/outboxRelay.ts): 1 release starts, 2 leases, 0 the rest.
+ * Index `outbox_relay_lane_idx` is on this expression: change both together.
+ */
+export const OUTBOX_LANE_SQL =
+  "CASE WHEN kind = 'release.start' THEN 1 WHEN kind IN ('lease.start', 'lease.end') THEN 2 ELSE 0 END";

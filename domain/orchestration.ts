@@ -50,7 +50,15 @@ export type OrchestrationMessage =
   /** Start a release's workflow again (a redeploy after it finished), or wake it if it runs. */
   | { kind: 'release.redeploy'; release: ReleaseIdentity }
   /** A claim with a lease was committed: its lease workflow must run (written by the claim statement itself). */
-  | { kind: 'lease.start'; workspaceId: string; jobAgentId: string; jobId: string; claimId: string }
+  | {
+      kind: 'lease.start';
+      workspaceId: string;
+      jobAgentId: string;
+      jobId: string;
+      claimId: string;
+      /** The claim's deadline when granted (absent in messages written before it was passed). */
+      expiresAt?: string;
+    }
   /** A claim ended (terminal status, requeue): its lease workflow stops. */
   | { kind: 'lease.end'; jobId: string; claimId: string }
   /** A workflow run was created with its jobs: start its workflow, which dispatches them. */

@@ -9,6 +9,8 @@ export interface Page<T> {
    * matches among them only, and later records are reached by narrowing the filter.
    */
   scanLimit?: number;
+  /** Set when `total` was counted up to this many and stopped: there are at least this many. */
+  countLimit?: number;
 }
 
 export interface PageRequest {

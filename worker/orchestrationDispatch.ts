@@ -47,10 +47,23 @@ async function wakeReleases(client: Client, releaseIds: readonly string[]): Prom
   );
 }
 
+/**
+ * Task priorities (lower first) and fairness (cli/embedded/temporalServer.ts TASK_MATCHING_CONFIG):
+ * rollouts and leases, which a person or an agent waits on and which are few, before releases;
+ * releases in fair shares by deployment, so a deployment's large fan-out leaves every other
+ * deployment's releases (their starts, an approval's wake) their turn. Activities inherit them.
+ */
+const CONTROL_PRIORITY = { priorityKey: 1 };
+const releasePriority = (release: { deploymentId: string }) => ({
+  priorityKey: 3,
+  fairnessKey: release.deploymentId,
+});
+
 function releaseStartOptions(taskQueue: string, release: ReleaseIdentity, admitted?: ReleaseAdmission) {
   return {
     workflowId: workflowIds.release(release.id),
     taskQueue,
+    priority: releasePriority(release),
     args: [admitted ? { releaseId: release.id, admitted } : { releaseId: release.id }] as [
       Parameters<typeof releaseWorkflow>[0],
     ],
@@ -86,6 +99,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
         client.workflow.start(versionRolloutWorkflow, {
           workflowId: workflowIds.versionRollout(message.versionId),
           taskQueue,
+          priority: CONTROL_PRIORITY,
           args: [{ versionId: message.versionId }],
           // A version becomes ready once; a finished rollout must not run again.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -103,6 +117,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       await client.workflow.signalWithStart(targetRolloutWorkflow, {
         workflowId: workflowIds.targetRollout(message.workspaceId),
         taskQueue,
+        priority: CONTROL_PRIORITY,
         args: [{ workspaceId: message.workspaceId }],
         signal: wakeSignal,
         typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
@@ -126,7 +141,14 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
         client.workflow.start(leaseWorkflow, {
           workflowId: workflowIds.lease(message.jobId, message.claimId),
           taskQueue,
-          args: [{ jobId: message.jobId, claimId: message.claimId }],
+          priority: CONTROL_PRIORITY,
+          args: [
+            {
+              jobId: message.jobId,
+              claimId: message.claimId,
+              ...(message.expiresAt ? { expiresAt: message.expiresAt } : {}),
+            },
+          ],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           requestEagerStart: true,
           typedSearchAttributes: searchAttributePairs({
@@ -152,6 +174,8 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
         client.workflow.start(workflowRunWorkflow, {
           workflowId: workflowIds.workflowRun(message.runId),
           taskQueue,
+          // A workflow run's jobs, like a deployment's releases, in a fair share of their own.
+          priority: { priorityKey: 3, fairnessKey: message.workflowId },
           args: [{ runId: message.runId }],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           requestEagerStart: true,

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import { Client as PgClient, Pool } from 'pg';
 import type { Logger } from 'pino';
-import { OUTBOX_CHANNEL } from '../db/outbox';
+import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL } from '../db/outbox';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import { coalescingKey, type Dispatch } from './orchestrationDispatch';
 
@@ -18,16 +18,18 @@ export interface OutboxRelayOptions {
 }
 
 /**
- * The relay serves two lanes, each its own loop over its own rows: the workflow starts of new
- * releases (thousands per version, written by the fan-out) and every other message (rollouts,
- * wakes, leases: each a person or an agent waiting). A fan-out's backlog of starts thus never
- * delays a wake, a lease or the next version's rollout. Starts are taken a few at a time (twice the
- * calls in flight), so the relays of several workers share a fan-out: each start hands the new
- * workflow's first task to the worker of the relay that made it.
+ * The relay serves three lanes, each its own loop over its own rows: the workflow starts of new
+ * releases (thousands per version, written by the fan-out), leases (a burst of claims is a burst of
+ * lease workflows, which trail their claims) and every other message (rollouts, wakes: each a
+ * person or an agent waiting). A fan-out's backlog of starts or a burst of claims thus never delays
+ * a wake or the next version's rollout. Starts are taken a few at a time (twice the calls in
+ * flight), so the relays of several workers share a fan-out: each start hands the new workflow's
+ * first task to the worker of the relay that made it. `lane` is the value of OUTBOX_LANE_SQL.
  */
 const LANES = [
-  { name: 'starts', starts: true },
-  { name: 'messages', starts: false },
+  { name: 'starts', lane: 1, few: true },
+  { name: 'leases', lane: 2, few: false },
+  { name: 'messages', lane: 0, few: false },
 ] as const;
 
 type Lane = (typeof LANES)[number];
@@ -109,7 +111,7 @@ export class OutboxRelay {
   }
 
   private batchSizeOf(lane: Lane): number {
-    return lane.starts ? this.concurrency * 2 : this.batchSize;
+    return lane.few ? this.concurrency * 2 : this.batchSize;
   }
 
   private wakeAll(): void {
@@ -138,17 +140,21 @@ export class OutboxRelay {
 
   /** One batch of a lane (both lanes by default) in one transaction; returns how many rows it took. */
   async drainBatch(lane?: Lane): Promise<number> {
-    if (!lane) return (await this.drainBatch(LANES[0])) + (await this.drainBatch(LANES[1]));
+    if (!lane) {
+      let handled = 0;
+      for (const each of LANES) handled += await this.drainBatch(each);
+      return handled;
+    }
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<OutboxRow>(
         `SELECT id, payload, attempts, trace_context FROM outbox
-          WHERE (kind = 'release.start') = $1 AND available_at <= now()
+          WHERE (${OUTBOX_LANE_SQL}) = $1 AND available_at <= now()
           ORDER BY id
           LIMIT $2
           FOR UPDATE SKIP LOCKED`,
-        [lane.starts, this.batchSizeOf(lane)],
+        [lane.lane, this.batchSizeOf(lane)],
       );
       // Rows that say the same thing share one call and its outcome.
       const calls = new Map<string, OutboxRow[]>();

@@ -78,6 +78,10 @@ export function pageOf<T extends z.ZodType>(item: T, name: string) {
         description:
           'Present when a `cel` filter stopped reading after this many records: `total` counts the matches among them only; narrow the filter to reach later records',
       }),
+      countLimit: z.number().int().optional().openapi({
+        description:
+          'Present when `total` was counted up to this many and stopped there: there are at least that many (a poll counts at most 1,000 past its page)',
+      }),
     })
     .openapi(name);
 }

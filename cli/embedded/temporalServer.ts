@@ -27,6 +27,17 @@ export interface TemporalDevServer {
 const MARKER = 'start-dev';
 
 /**
+ * Task queues dispatch by priority, then fairly between fairness keys (worker/orchestrationDispatch.ts
+ * sets both): the work a person or an agent waits on — rollouts, leases — goes before a fan-out's
+ * backlog, and each deployment's releases get their share of the queue, so one deployment's
+ * hundred-thousand releases never hold another's (ARCHITECTURE.md, "Priorities and fairness").
+ */
+export const TASK_MATCHING_CONFIG: Record<string, boolean> = {
+  'matching.useNewMatcher': true,
+  'matching.enableFairness': true,
+};
+
+/**
  * The dev server configured for throughput, each value chosen by measurement (bench/fanout;
  * ARCHITECTURE.md, "The embedded Temporal server"):
  * - the default rate limits are raised: a fan-out starts thousands of workflows in seconds;
@@ -35,9 +46,11 @@ const MARKER = 'start-dev';
  * - one task-queue partition: a single server gains nothing from more, and eager starts and
  *   pollers meet in one place;
  * - the history cache holds more executions than a large fan-out leaves open, so their next
- *   task does not reload them from SQLite.
+ *   task does not reload them from SQLite;
+ * - task priorities and fairness (`TASK_MATCHING_CONFIG`).
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, number | boolean> = {
+  ...TASK_MATCHING_CONFIG,
   'frontend.rps': 10_000,
   'frontend.namespaceRPS': 10_000,
   'system.forceSearchAttributesCacheRefreshOnRead': false,

@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
+import { JobSchema, type Job } from '../entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../outbox';
 import { leaseExpiries, leaseReaperLag } from '../domainMetrics';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
  * the agent to in_progress and — for an agent with a lease (phase V2) — inserts the claim record
- * and the outbox row that starts the claim's lease workflow, and notifies the relay. Either all of
+ * and the outbox row that starts the claim's lease workflow (which trails the claim: the answer
+ * never waits on Temporal), notifies the relay, and returns the claimed job. Either all of
  * it commits or none of it does: a committed claim record always has its lease workflow coming (the
  * relay starts it even if this process dies right after the commit), and a failed claim leaves
  * nothing behind. Concurrent claims of one job serialize on the row; exactly one sees it queued.
@@ -19,7 +21,7 @@ export interface LeaseGrant {
 }
 
 export type ClaimOutcome =
-  | { outcome: 'claimed'; jobId: string; lease: LeaseGrant | null }
+  | { outcome: 'claimed'; job: Job; lease: LeaseGrant | null }
   | { outcome: 'conflict'; status: JobStatus }
   | { outcome: 'not_found' };
 
@@ -33,17 +35,16 @@ export interface ClaimRequest {
 
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
   const [row] = await em.execute<
-    {
-      id: string;
-      claim_id: string | null;
-      lease_seconds: number | null;
-      claim_expires_at: string | null;
-    }[]
+    (Record<string, unknown> & {
+      lease_claim_id: string | null;
+      lease_length: number | null;
+      lease_expires_at: string | null;
+    })[]
   >(
     `WITH claimed AS (
        UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = ? AND job_agent_id = ? AND workspace_id = ? AND status = 'queued'
-        RETURNING id, job_agent_id, workspace_id
+        RETURNING *
      ), lease AS (
        INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
        SELECT id, job_agent_id, workspace_id, ?::uuid,
@@ -54,12 +55,14 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
      ), started AS (
        INSERT INTO outbox (kind, payload, trace_context)
        SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', ?::text, 'jobAgentId', ?::text,
-                                                'jobId', job_id, 'claimId', claim_id),
+                                                'jobId', job_id, 'claimId', claim_id,
+                                                'expiresAt', to_char(claim_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
               ?::jsonb
          FROM lease
        RETURNING id
      )
-     SELECT c.id, l.claim_id, l.lease_seconds, l.claim_expires_at,
+     SELECT c.*, l.claim_id AS lease_claim_id, l.lease_seconds AS lease_length,
+            l.claim_expires_at AS lease_expires_at,
             (SELECT count(*) FROM started) AS outbox,
             (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
        FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
@@ -77,15 +80,13 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
     ],
   );
   if (row) {
+    const { lease_claim_id: claimId, lease_length: leaseSeconds, lease_expires_at: expiresAt, ...job } = row;
     return {
       outcome: 'claimed',
-      jobId: row.id,
-      lease: row.claim_id
-        ? {
-            claimId: row.claim_id,
-            leaseSeconds: row.lease_seconds!,
-            expiresAt: new Date(row.claim_expires_at!).toISOString(),
-          }
+      // The claimed job as the statement returned it: the answer needs no second read.
+      job: em.map(JobSchema, job),
+      lease: claimId
+        ? { claimId, leaseSeconds: leaseSeconds!, expiresAt: new Date(expiresAt!).toISOString() }
         : null,
     };
   }
@@ -113,33 +114,53 @@ export async function readClaim(
   return row ? { remainingMs: Math.max(0, Math.ceil(Number(row.remaining_ms))) } : null;
 }
 
+/** Lapsed claims expired by one statement, at most: a sweep past it takes the rest in another. */
+const SWEEP_LIMIT = 5_000;
+
+export interface ExpiredClaim {
+  jobId: string;
+  claimId: string;
+}
+
 /**
- * The reaper's step for one lease, fenced by the claim id: if that claim still exists and has
- * expired, it is deleted and its in_progress job goes back to queued. A late timer of an old claim
- * finds nothing to delete; a heartbeat that came first leaves the claim unexpired. Like the claim,
- * it does not wake the release: queued and in_progress are both "not ended yet" to a release, and
- * a thousand leases expiring together would otherwise wake a thousand releases for nothing.
+ * The reaper (README "Pull agents": reaping): every claim whose deadline has passed, by the
+ * database's clock, is deleted and its in_progress job returned to the queue, in one statement
+ * per `SWEEP_LIMIT` claims. Whichever lease's timer fires first sweeps them all; the other leases
+ * find theirs gone. Jobs are locked first, in id order — the order every status move takes (job
+ * row, then its claim), so a sweep racing an agent's report or another sweep never deadlocks — and
+ * a job whose row a report holds right now is skipped: the report ends its claim. A heartbeat that
+ * commits first leaves its claim unexpired (the deadline is checked again on the locked row). Like
+ * the claim, it wakes no release: queued and in_progress are both "not ended yet" to a release, and
+ * a thousand expiries together would otherwise wake a thousand releases for nothing.
  */
-export async function expireClaim(em: EntityManager, jobId: string, claimId: string): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    // Job row first, then its claim: the order every status move takes (changeJobStatus, cancel),
-    // so an expiry racing an agent's report waits for it instead of deadlocking with it.
-    await tx.execute('SELECT id FROM job WHERE id = ? FOR UPDATE', [jobId]);
-    const [row] = await tx.execute<{ lag_seconds: number }[]>(
-      `WITH gone AS (
-         DELETE FROM job_claim WHERE job_id = ? AND claim_id = ? AND claim_expires_at <= clock_timestamp()
-         RETURNING job_id, claim_expires_at
+export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClaim[]> {
+  const expired: ExpiredClaim[] = [];
+  for (;;) {
+    const rows = await em.execute<{ job_id: string; claim_id: string; lag_seconds: number }[]>(
+      `WITH lapsed AS (
+         SELECT j.id FROM job_claim c JOIN job j ON j.id = c.job_id
+          WHERE c.claim_expires_at <= clock_timestamp()
+          ORDER BY j.id
+          LIMIT ?
+            FOR UPDATE OF j SKIP LOCKED
+       ), gone AS (
+         DELETE FROM job_claim c USING lapsed
+          WHERE c.job_id = lapsed.id AND c.claim_expires_at <= clock_timestamp()
+         RETURNING c.job_id, c.claim_id, c.claim_expires_at
        ), requeued AS (
          UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
                 message = 'the lease expired without a heartbeat; back in the queue'
           WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
        )
-       SELECT extract(epoch FROM clock_timestamp() - claim_expires_at)::float8 AS lag_seconds FROM gone`,
-      [jobId, claimId],
+       SELECT job_id, claim_id, extract(epoch FROM clock_timestamp() - claim_expires_at)::float8 AS lag_seconds
+         FROM gone`,
+      [SWEEP_LIMIT],
     );
-    if (!row) return false;
-    leaseExpiries.inc();
-    leaseReaperLag.observe(Math.max(0, Number(row.lag_seconds)));
-    return true;
-  });
+    for (const row of rows) {
+      leaseReaperLag.observe(Math.max(0, Number(row.lag_seconds)));
+      expired.push({ jobId: row.job_id, claimId: row.claim_id });
+    }
+    if (rows.length > 0) leaseExpiries.inc(rows.length);
+    if (rows.length < SWEEP_LIMIT) return expired;
+  }
 }

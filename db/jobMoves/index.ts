@@ -8,8 +8,9 @@ export { changeJobStatus, fenceClaim, type JobScope, type JobStatusChange } from
 export { cancelOpenJobs } from './cancel';
 export {
   claimJob,
-  expireClaim,
+  expireLapsedClaims,
   readClaim,
+  type ExpiredClaim,
   type ClaimOutcome,
   type ClaimRequest,
   type LeaseGrant,

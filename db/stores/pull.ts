@@ -5,10 +5,11 @@ import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { jobClaims, jobHeartbeats } from '../domainMetrics';
 import { claimJob, type LeaseGrant } from '../jobMoves';
-import { JobAgentSchema, JobSchema, type Job, type JobAgent } from '../entities';
+import { JobSchema, type Job } from '../entities';
 import { newId } from '../ids';
 import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
+import { uuidArray } from '../sql';
 import { openTree, jobSecrets } from '../sensitiveValues';
 
 /** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
@@ -49,6 +50,17 @@ export interface LeaseState {
   expiresAt: string;
 }
 
+/** Jobs a poll counts past its page, at most. */
+export const POLL_COUNT_AHEAD = 1_000;
+
+/** The fields of a job agent the pull endpoints read. */
+interface AgentRow {
+  id: string;
+  name: string;
+  type: string;
+  config: Record<string, unknown>;
+}
+
 /** Who may act for which agent: a key scoped to one agent sees only that agent (others answer 404). */
 export interface AgentCaller {
   workspaceId: string;
@@ -61,8 +73,11 @@ export class PullStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  private async agent(caller: AgentCaller, jobAgentId: string): Promise<JobAgent> {
-    const agent = await this.em.findOne(JobAgentSchema, { id: jobAgentId, workspaceId: caller.workspaceId });
+  private async agent(caller: AgentCaller, jobAgentId: string): Promise<AgentRow> {
+    const [agent] = await this.em.execute<AgentRow[]>(
+      `SELECT id, name, type, config FROM job_agent WHERE id = ? AND workspace_id = ?`,
+      [jobAgentId, caller.workspaceId],
+    );
     if (!agent || (caller.jobAgentId && caller.jobAgentId !== jobAgentId))
       throw new NotFoundError('job agent', jobAgentId);
     return agent;
@@ -72,13 +87,18 @@ export class PullStore {
    * Only an `http-pull` agent's jobs are handed out (claim, legacy queue) or given back: a push
    * agent's job carries the push agent's decrypted endpoint and credentials.
    */
-  private async pullAgent(caller: AgentCaller, jobAgentId: string): Promise<JobAgent> {
+  private async pullAgent(caller: AgentCaller, jobAgentId: string): Promise<AgentRow> {
     const agent = await this.agent(caller, jobAgentId);
     if (agent.type !== 'http-pull') throw notPullAgent(agent.type);
     return agent;
   }
 
-  /** The poll: side-effect free, oldest first, an immediate answer (no long poll). */
+  /**
+   * The poll: side-effect free, oldest first, an immediate answer (no long poll). Its cost does not
+   * grow with the queue: the page is read from the queue's index alone (`job_agent_queue_idx`), only
+   * the page's jobs are opened, and the total is counted at most `POLL_COUNT_AHEAD` past the page
+   * (`countLimit` says when it stopped there).
+   */
   async poll(
     caller: AgentCaller,
     jobAgentId: string,
@@ -86,7 +106,21 @@ export class PullStore {
     page: PageRequest,
   ): Promise<Page<PollItem>> {
     await this.agent(caller, jobAgentId);
-    const items = await this.em.execute<PollItem[]>(
+    const ids = (
+      await this.em.execute<{ id: string }[]>(
+        `SELECT id FROM job WHERE job_agent_id = ? AND status = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+        [jobAgentId, status, page.limit, page.offset],
+      )
+    ).map((row) => row.id);
+    const found = ids.length === 0 ? [] : await this.pollItems(ids);
+    const byId = new Map(found.map((item) => [item.id, item]));
+    const items = ids.flatMap((id) => byId.get(id) ?? []);
+    const total = await this.pollTotal(jobAgentId, status, page, ids.length);
+    return { items, ...total, limit: page.limit, offset: page.offset };
+  }
+
+  private async pollItems(ids: string[]): Promise<PollItem[]> {
+    const rows = await this.em.execute<PollItem[]>(
       `SELECT j.id, j.status, j.release_id AS "releaseId", j.workflow_run_id AS "workflowRunId",
               j.created_at AS "createdAt",
               CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END AS deployment,
@@ -96,21 +130,27 @@ export class PullStore {
          LEFT JOIN deployment d ON d.id = j.deployment_id
          LEFT JOIN environment e ON e.id = j.environment_id
          LEFT JOIN resource r ON r.id = j.resource_id
-        WHERE j.job_agent_id = ? AND j.status = ?
-        ORDER BY j.created_at, j.id
-        LIMIT ? OFFSET ?`,
-      [jobAgentId, status, page.limit, page.offset],
+        WHERE j.id = ANY(?::uuid[])`,
+      [uuidArray(ids)],
     );
+    return rows.map((item) => ({ ...item, createdAt: new Date(item.createdAt).toISOString() }));
+  }
+
+  /** Exact when the page is not full; otherwise counted up to `POLL_COUNT_AHEAD` jobs past the page. */
+  private async pollTotal(
+    jobAgentId: string,
+    status: JobStatus,
+    page: PageRequest,
+    onPage: number,
+  ): Promise<{ total: number; countLimit?: number }> {
+    if (onPage > 0 && onPage < page.limit) return { total: page.offset + onPage };
+    const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
     const [counted] = await this.em.execute<{ total: number }[]>(
-      `SELECT count(*)::int AS total FROM job WHERE job_agent_id = ? AND status = ?`,
-      [jobAgentId, status],
+      `SELECT count(*)::int AS total FROM (SELECT 1 FROM job WHERE job_agent_id = ? AND status = ? LIMIT ?) queued`,
+      [jobAgentId, status, cap],
     );
-    return {
-      items: items.map((item) => ({ ...item, createdAt: new Date(item.createdAt).toISOString() })),
-      total: counted?.total ?? 0,
-      limit: page.limit,
-      offset: page.offset,
-    };
+    const total = counted?.total ?? 0;
+    return total >= cap ? { total, countLimit: cap } : { total };
   }
 
   /**
@@ -137,7 +177,7 @@ export class PullStore {
         'not_claimable',
       );
     }
-    const job = await this.em.findOneOrFail(JobSchema, { id: jobId });
+    const { job } = outcome;
     try {
       const secrets = jobSecrets(this.secrets, job);
       return {

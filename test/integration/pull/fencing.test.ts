@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { changeJobStatus, expireClaim } from '../../../db/jobMoves';
+import { changeJobStatus, expireLapsedClaims } from '../../../db/jobMoves';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -122,7 +122,9 @@ describe('pull agents, fencing of stale claims', () => {
       );
       const [reported, expired] = await Promise.allSettled([
         changeJobStatus(em(), { workspaceId: stack.workspaceId }, job.id, { status: 'successful', claimId }),
-        expireClaim(em(), job.id, claimId),
+        expireLapsedClaims(em()).then((expired) =>
+          expired.some((c) => c.jobId === job.id && c.claimId === claimId),
+        ),
       ]);
       expect(expired.status).toBe('fulfilled');
       const expiryWon = expired.status === 'fulfilled' && expired.value;

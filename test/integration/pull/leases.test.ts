@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expireClaim } from '../../../db/jobMoves';
+import { expireLapsedClaims } from '../../../db/jobMoves';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
@@ -17,6 +17,7 @@ describe('pull agents, phase V2 leases', () => {
   let leased: PullFixture;
   let fenced: PullFixture;
   let v1: PullFixture;
+  let swept: PullFixture;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -27,6 +28,7 @@ describe('pull agents, phase V2 leases', () => {
       resources: 2,
     });
     v1 = await pullFixture(stack, 'plain', { resources: 1 });
+    swept = await pullFixture(stack, 'swept', { config: { leaseSeconds: 5 }, resources: 3 });
   });
   afterAll(() => stack.close());
 
@@ -121,9 +123,9 @@ describe('pull agents, phase V2 leases', () => {
     });
     const second = await claim(leased, job.id);
     expect(second.claim_id).not.toBe(first.claim_id);
-    // The reaper step of the first claim, run late: nothing of the second claim moves.
+    // A sweep run late, as the first claim's timer would: nothing of the second claim moves.
     const em = stack.orm.em.fork() as EntityManager;
-    expect(await expireClaim(em, job.id, first.claim_id!)).toBe(false);
+    expect((await expireLapsedClaims(em)).filter((c) => c.jobId === job.id)).toEqual([]);
     expect(await claimRecords(job.id)).toEqual([{ claim_id: second.claim_id }]);
     expect((await heartbeat(job.id, { claim_id: second.claim_id })).status).toBe(200);
     expect(await jobStatus(job.id)).toBe('in_progress');
@@ -157,4 +159,27 @@ describe('pull agents, phase V2 leases', () => {
     expect((await report(job.id, { status: 'successful', claim_id: current.claim_id })).status).toBe(202);
     expect(await jobStatus(job.id)).toBe('successful');
   });
+
+  it('expires every lapsed claim in one sweep, those whose lease workflow never started too', async () => {
+    // Claimed while no worker runs; one claim's lease start is then lost, as if its workflow had not started yet.
+    await stack.stopWorker();
+    const claims = [];
+    for (const job of swept.jobs) claims.push({ job, ...(await claim(swept, job.id)) });
+    const [timed, ...unstarted] = claims;
+    await (stack.orm.em.fork() as EntityManager).execute(
+      `DELETE FROM outbox WHERE kind = 'lease.start' AND payload->>'jobId' = ANY(?::text[])`,
+      [`{${unstarted.map((c) => c.job.id).join(',')}}`],
+    );
+    await stack.startWorker();
+
+    // The one lease that runs sweeps them all when its time runs out.
+    expect(await leaseOutcome(timed!.job.id, timed!.claim_id!)).toBe('expired');
+    for (const { job } of claims) expect(await jobStatus(job.id)).toBe('queued');
+    expect(await claimRecords(unstarted[0]!.job.id)).toEqual([]);
+    for (const { job, claim_id } of unstarted) {
+      await expect(
+        stack.temporal.workflow.getHandle(workflowIds.lease(job.id, claim_id!)).describe(),
+      ).rejects.toThrow(/not found/i);
+    }
+  }, 60_000);
 });

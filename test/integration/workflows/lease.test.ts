@@ -18,9 +18,28 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** A claim whose expiry the test moves, as heartbeats would; `expireClaim` fails while it lies ahead. */
+/**
+ * A claim whose expiry the test moves, as heartbeats would; a sweep expires it once its time has
+ * run out (unless another sweep already did: `sweptElsewhere`).
+ */
 function fakeClaim(lifetimeMs: number) {
-  const claim = { expiresAt: Date.now() + lifetimeMs, held: true, reads: 0, expired: false };
+  const claim = {
+    expiresAt: Date.now() + lifetimeMs,
+    held: true,
+    reads: 0,
+    sweeps: 0,
+    expired: false,
+    sweptElsewhere: false,
+  };
+  const sweep = async (): Promise<'expired' | 'gone' | 'held'> => {
+    claim.sweeps += 1;
+    if (!claim.held) return 'gone';
+    if (claim.expiresAt > Date.now()) return 'held';
+    claim.held = false;
+    if (claim.sweptElsewhere) return 'gone';
+    claim.expired = true;
+    return 'expired';
+  };
   return {
     claim,
     activities: {
@@ -28,11 +47,9 @@ function fakeClaim(lifetimeMs: number) {
         claim.reads += 1;
         return claim.held ? { remainingMs: Math.max(0, claim.expiresAt - Date.now()) } : null;
       },
+      sweepLapsedClaims: sweep,
       async expireClaim() {
-        if (!claim.held || claim.expiresAt > Date.now()) return false;
-        claim.held = false;
-        claim.expired = true;
-        return true;
+        return (await sweep()) === 'expired';
       },
     },
   };
@@ -44,8 +61,12 @@ afterEach(async () => {
     await recordHistory(env.client.workflow, handle, fixture);
 });
 
-async function startLease(taskQueue: string, fixture: string) {
-  const input = { jobId: randomUUID(), claimId: randomUUID() };
+async function startLease(taskQueue: string, fixture: string, expiresAt?: number) {
+  const input = {
+    jobId: randomUUID(),
+    claimId: randomUUID(),
+    ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+  };
   const handle = await env.client.workflow.start(leaseWorkflow, {
     taskQueue,
     workflowId: workflowIds.lease(input.jobId, input.claimId),
@@ -97,5 +118,45 @@ describe('leaseWorkflow', () => {
     expect(outcome).toBe('released');
     expect(claim.expired).toBe(false);
     expect(claim.reads).toBeGreaterThanOrEqual(2);
+  });
+
+  it('sleeps on the deadline it was started with, then sweeps', async () => {
+    const { claim, activities } = fakeClaim(1_000);
+    const started = Date.now();
+    const outcome = await withWorker(env, activities, async (taskQueue) =>
+      (await startLease(taskQueue, 'lease-deadline-swept', claim.expiresAt)).result(),
+    );
+    expect(outcome).toBe('expired');
+    expect(claim.expired).toBe(true);
+    // The deadline came with the start: the claim was never read before the sweep.
+    expect(claim.reads).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('reads the deadline again when a heartbeat moved it, and ends gone when another sweep expired the claim', async () => {
+    const { claim, activities } = fakeClaim(1_000);
+    const outcome = await withWorker(env, activities, async (taskQueue) => {
+      const handle = await startLease(taskQueue, 'lease-deadline-extended-gone', claim.expiresAt);
+      // A heartbeat before the first sweep; then another lease's sweep takes the claim.
+      claim.expiresAt = Date.now() + 3_000;
+      await eventually(() => claim.sweeps === 1, { what: 'the first sweep', timeoutMs: 10_000 });
+      claim.sweptElsewhere = true;
+      return handle.result();
+    });
+    expect(outcome).toBe('gone');
+    expect(claim.expired).toBe(false);
+    expect(claim.reads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('ends released when woken after its claim ended', async () => {
+    const { claim, activities } = fakeClaim(30_000);
+    const outcome = await withWorker(env, activities, async (taskQueue) => {
+      const handle = await startLease(taskQueue, 'lease-deadline-released', claim.expiresAt);
+      claim.held = false;
+      await handle.signal(wakeSignal);
+      return handle.result();
+    });
+    expect(outcome).toBe('released');
+    expect(claim.sweeps).toBe(0);
   });
 });
