@@ -196,3 +196,23 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
 export function coalescingKey(message: OrchestrationMessage): string | undefined {
   return message.kind === 'targets.added' ? `targets.added/${message.workspaceId}` : undefined;
 }
+
+/** The lease a `lease.start` or `lease.end` message is about (undefined for other messages). */
+export function leaseKey(message: OrchestrationMessage): string | undefined {
+  return message.kind === 'lease.start' || message.kind === 'lease.end'
+    ? `${message.jobId}/${message.claimId}`
+    : undefined;
+}
+
+/**
+ * Leases both started and ended among these messages: the claim ended before its lease workflow
+ * started, so neither call is needed (started, the workflow could miss the wake sent beside it and
+ * sleep out the whole lease for nothing).
+ */
+export function settledLeases(messages: readonly OrchestrationMessage[]): string[] {
+  const started = new Set(messages.filter((m) => m.kind === 'lease.start').map(leaseKey));
+  return messages
+    .filter((m) => m.kind === 'lease.end')
+    .map((m) => leaseKey(m)!)
+    .filter((key) => started.has(key));
+}

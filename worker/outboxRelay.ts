@@ -4,7 +4,7 @@ import { Client as PgClient, Pool } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL } from '../db/outbox';
 import type { OrchestrationMessage } from '../domain/orchestration';
-import { coalescingKey, type Dispatch } from './orchestrationDispatch';
+import { coalescingKey, leaseKey, settledLeases, type Dispatch } from './orchestrationDispatch';
 
 export interface OutboxRelayOptions {
   databaseUrl: string;
@@ -156,9 +156,12 @@ export class OutboxRelay {
           FOR UPDATE SKIP LOCKED`,
         [lane.lane, this.batchSizeOf(lane)],
       );
-      // Rows that say the same thing share one call and its outcome.
+      // A lease that started and ended within the batch needs no workflow: both rows are done.
+      const settled = new Set<string | undefined>(settledLeases(rows.map((row) => row.payload)));
       const calls = new Map<string, OutboxRow[]>();
       for (const row of rows) {
+        if (settled.has(leaseKey(row.payload))) continue;
+        // Rows that say the same thing share one call and its outcome.
         const key = coalescingKey(row.payload) ?? row.id;
         calls.set(key, [...(calls.get(key) ?? []), row]);
       }
