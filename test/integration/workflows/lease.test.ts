@@ -20,7 +20,9 @@ afterAll(async () => {
 
 /**
  * A claim whose expiry the test moves, as heartbeats would; a sweep expires it once its time has
- * run out (unless another sweep already did: `sweptElsewhere`).
+ * run out (unless another sweep already did: `sweptElsewhere`). A lease started without its
+ * deadline reads the claim first: its lifetime then counts from that read, however long the worker
+ * took to start.
  */
 function fakeClaim(lifetimeMs: number) {
   const claim = {
@@ -44,6 +46,7 @@ function fakeClaim(lifetimeMs: number) {
     claim,
     activities: {
       async readClaim() {
+        if (claim.reads === 0 && claim.sweeps === 0) claim.expiresAt = Date.now() + lifetimeMs;
         claim.reads += 1;
         return claim.held ? { remainingMs: Math.max(0, claim.expiresAt - Date.now()) } : null;
       },
