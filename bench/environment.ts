@@ -175,7 +175,8 @@ function pssMb(pid: number): number {
 }
 
 function processProbe(pid: number): MemoryProbe {
-  return { now: () => rssMb(pid, 'VmRSS'), peak: () => rssMb(pid, 'VmHWM') };
+  // The kernel updates the high-water mark lazily: it may lag the resident set by a few pages.
+  return { now: () => rssMb(pid, 'VmRSS'), peak: () => Math.max(rssMb(pid, 'VmHWM'), rssMb(pid, 'VmRSS')) };
 }
 
 function postgresProbe(postmaster: number): MemoryProbe {

@@ -36,7 +36,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
  * then closes the channel, which would otherwise keep the process alive after its stop.
  */
 function reportReady(ready: RoleReady): void {
-  process.send?.(ready, undefined, {}, () => process.disconnect?.());
+  if (process.send && process.connected) process.send(ready, undefined, {}, () => process.disconnect?.());
 }
 
 export async function apiCommand(config: Config): Promise<void> {
