@@ -41,7 +41,8 @@ import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 import type { RegoEngine } from '../domain/planValidation';
 import { domainEvents, registerStateGauges, STATE_READ_INTERVAL_MS } from '../db/domainMetrics';
-import { prometheusText, scrapeMetrics } from './metricsScrape';
+import { metricsListenerApp } from './metricsListener';
+import { processMetrics, prometheusText, scrapeMetrics } from './metricsScrape';
 import { uiRouter } from './routes/ui';
 
 export interface AppDeps {
@@ -64,6 +65,8 @@ export interface AppDeps {
     stateIntervalMs?: number;
     /** The Temporal SDK's metrics exporter of this process (worker/temporalRuntime.ts), appended. */
     temporalSdkUrl?: string;
+    /** A worker process's metrics listener, whose figures join these (`flightdeck start`). */
+    workerUrl?: string;
   };
   version: string;
   transport: TransportPolicy;
@@ -162,10 +165,12 @@ export function createApp(deps: AppDeps): FlightdeckApp {
     deps.metrics?.stateIntervalMs ?? STATE_READ_INTERVAL_MS,
   );
   const sdkUrl = deps.metrics?.temporalSdkUrl;
+  const workerUrl = deps.metrics?.workerUrl;
   const scrape = () =>
     scrapeMetrics({
       metrics: [() => httpMetrics.registry.getMetricsAsJSON(), () => domainEvents.getMetricsAsJSON()],
       texts: sdkUrl ? [() => prometheusText(sdkUrl)] : [],
+      processes: workerUrl ? [() => processMetrics(workerUrl, deps.metrics?.token)] : [],
       tenantLabels: deps.metrics?.tenantLabels ?? false,
     });
   const scrapeTokens = [deps.metrics?.token, deps.adminToken].filter((token) => token !== undefined);
@@ -186,17 +191,9 @@ export function createApp(deps: AppDeps): FlightdeckApp {
     app,
     routes,
     openapi,
-    metricsApp: metricsOnly(deps, metricsRouter(scrape, deps.metrics?.token ? scrapeTokens : [])),
+    metricsApp: metricsListenerApp(
+      deps.logger,
+      metricsRouter(scrape, deps.metrics?.token ? scrapeTokens : []),
+    ),
   };
-}
-
-/** The app of the metrics listener: /metrics and nothing else, errors as problem+json. */
-function metricsOnly(deps: AppDeps, scrape: Router<AppState>): Koa<AppState> {
-  const app = new Koa<AppState>();
-  app.proxy = true;
-  app.silent = true;
-  app.use(requestContext(deps.logger.child({ listener: 'metrics' })));
-  app.use(problemMiddleware());
-  app.use(scrape.routes()).use(scrape.allowedMethods({ throw: true }));
-  return app;
 }

@@ -1,27 +1,36 @@
 import { AggregatorRegistry, Registry, type Metric } from 'prom-client';
 import { TENANT_LABELS } from '../db/domainMetrics';
 
-type MetricJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>[number];
+export type MetricJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>[number];
+
+/** A process's figures as its metrics listener hands them to another process (`/metrics.json`). */
+export interface GatheredMetrics {
+  /** As prom-client describes them, tenant labels included. */
+  metrics: MetricJson[];
+  /** Prometheus text, appended as it is. */
+  texts: string[];
+}
 
 /**
  * What /metrics serves, gathered at each scrape: metrics as prom-client describes them (this
- * process's registries; a source is anything that answers them so, which is how another process's
- * metrics can join), then Prometheus text appended as it is (the Temporal SDK's exporter).
+ * process's registries), Prometheus text appended as it is (the Temporal SDK's exporter), and the
+ * figures of other processes of the service (the worker of `flightdeck start`), joined to these.
  */
 export interface MetricsSources {
   metrics: (() => Promise<MetricJson[]>)[];
   texts: (() => Promise<string>)[];
+  processes?: (() => Promise<GatheredMetrics>)[];
   /** Keep the labels that tell workspaces apart (`TENANT_LABELS`); otherwise they are aggregated away. */
   tenantLabels: boolean;
 }
 
-/** How long /metrics waits for a Prometheus text exporter before leaving its figures out. */
-const TEXT_SOURCE_TIMEOUT_MS = 2000;
+/** How long /metrics waits for an exporter or another process before leaving its figures out. */
+const SOURCE_TIMEOUT_MS = 2000;
 
 /** The metrics an exporter serves in Prometheus' format (the Temporal SDK's); a comment when it does not answer. */
 export async function prometheusText(url: string): Promise<string> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(TEXT_SOURCE_TIMEOUT_MS) });
+    const response = await fetch(url, { signal: AbortSignal.timeout(SOURCE_TIMEOUT_MS) });
     if (!response.ok) return `# ${url} unavailable: ${response.status}\n`;
     return await response.text();
   } catch {
@@ -29,16 +38,65 @@ export async function prometheusText(url: string): Promise<string> {
   }
 }
 
+/**
+ * Another process's figures, from its metrics listener (`<url>/metrics.json`, with the metrics
+ * token when there is one); when it does not answer in time, none, and a comment saying so.
+ */
+export async function processMetrics(url: string, token?: string): Promise<GatheredMetrics> {
+  const where = `${url}/metrics.json`;
+  const unavailable = (why: string) => ({ metrics: [], texts: [`# ${where} unavailable${why}\n`] });
+  try {
+    const response = await fetch(where, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(SOURCE_TIMEOUT_MS),
+    });
+    if (!response.ok) return unavailable(`: ${response.status}`);
+    const body = (await response.json()) as Partial<GatheredMetrics>;
+    if (!Array.isArray(body.metrics) || !Array.isArray(body.texts)) return unavailable(': not metrics');
+    return { metrics: body.metrics, texts: body.texts };
+  } catch {
+    return unavailable('');
+  }
+}
+
+/** Every source's figures, tenant labels included: what `/metrics.json` answers. */
+export async function gatherMetrics(sources: MetricsSources): Promise<GatheredMetrics> {
+  const [own, texts, others] = await Promise.all([
+    Promise.all(sources.metrics.map((source) => source())),
+    Promise.all(sources.texts.map((source) => source())),
+    Promise.all((sources.processes ?? []).map((source) => source())),
+  ]);
+  return {
+    metrics: await oneMetricPerName([...own.flat(), ...others.flatMap((other) => other.metrics)]),
+    texts: [...texts, ...others.flatMap((other) => other.texts)],
+  };
+}
+
 export async function scrapeMetrics(sources: MetricsSources): Promise<{ contentType: string; text: string }> {
-  const gathered = (await Promise.all(sources.metrics.map((source) => source()))).flat();
-  const kept = sources.tenantLabels ? gathered : await withoutTenantLabels(gathered);
+  const gathered = await gatherMetrics(sources);
+  const kept = sources.tenantLabels ? gathered.metrics : await withoutTenantLabels(gathered.metrics);
   const registry = new Registry();
   for (const metric of kept) {
     // As prom-client's own aggregation does: a metric that answers the values it was given.
     registry.registerMetric({ ...metric, get: async () => metric } as unknown as Metric);
   }
-  const texts = await Promise.all(sources.texts.map((source) => source()));
-  return { contentType: registry.contentType, text: [await registry.metrics(), ...texts].join('\n') };
+  return {
+    contentType: registry.contentType,
+    text: [await registry.metrics(), ...gathered.texts].join('\n'),
+  };
+}
+
+/**
+ * A metric several processes report (each counts the domain events that happen in it) becomes one,
+ * its values combined by its aggregator (a sum unless it says otherwise); the others stay as they are.
+ */
+async function oneMetricPerName(metrics: MetricJson[]): Promise<MetricJson[]> {
+  const count = new Map<string, number>();
+  for (const metric of metrics) count.set(metric.name, (count.get(metric.name) ?? 0) + 1);
+  const repeated = metrics.filter((metric) => count.get(metric.name)! > 1);
+  if (repeated.length === 0) return metrics;
+  const combined = await AggregatorRegistry.aggregate(repeated.map((metric) => [metric])).getMetricsAsJSON();
+  return [...metrics.filter((metric) => count.get(metric.name) === 1), ...combined];
 }
 
 /**

@@ -8,7 +8,7 @@ import { Client } from 'pg';
 import type { Connection } from '@temporalio/client';
 import pino from 'pino';
 import { startTemporalDevServer, type TemporalDevServer } from '../cli/embedded/temporalServer';
-import { freePort } from '../cli/embedded/processes';
+import { freePort, readPid } from '../cli/embedded/processes';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase, type Database } from '../db/database';
 
@@ -120,7 +120,7 @@ export function buildOnce(): void {
 const AS_USERS_RUN = { MALLOC_ARENA_MAX: '2' };
 
 /** Runs `flightdeck <args>` from dist/ with the given environment (added to this process's). */
-export function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
+function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
   buildOnce();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
     cwd: ROOT,
@@ -139,6 +139,143 @@ export function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): Flightd
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** Memory of one process of the stack, or of PostgreSQL's processes together, in MiB. */
+interface MemoryProbe {
+  /** Now: the resident set (VmRSS); for PostgreSQL, the proportional set of all its processes (Pss). */
+  now(): number;
+  /** The largest so far: VmHWM, or for PostgreSQL the largest sample (`FlightdeckStack.sample`). */
+  peak(): number;
+}
+
+/** A process's children, from /proc: PostgreSQL's backends under its postmaster. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return children;
+}
+
+/** Proportional set size in MiB: shared pages (PostgreSQL's buffers) counted once over the processes sharing them. */
+function pssMb(pid: number): number {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function processProbe(pid: number): MemoryProbe {
+  // The kernel updates the high-water mark lazily: it may lag the resident set by a few pages.
+  return { now: () => rssMb(pid, 'VmRSS'), peak: () => Math.max(rssMb(pid, 'VmHWM'), rssMb(pid, 'VmRSS')) };
+}
+
+function postgresProbe(postmaster: number): MemoryProbe {
+  let largest = 0;
+  const now = () => {
+    const total = round(
+      [postmaster, ...childrenOf(postmaster)].reduce((sum, pid) => sum + pssMb(pid), 0),
+      1,
+    );
+    largest = Math.max(largest, total);
+    return total;
+  };
+  return { now, peak: () => largest };
+}
+
+/** The processes of `flightdeck start` by role: itself, the API, the worker, Temporal, PostgreSQL. */
+export type StackRole = 'start' | 'api' | 'worker' | 'temporal' | 'postgres';
+
+export interface FlightdeckStack {
+  apiUrl: string;
+  workspaceId: string;
+  apiKey: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  /** Memory by role, now, in MiB. */
+  memoryNow(): Record<StackRole, number>;
+  /** Memory by role at its peak so far, in MiB. */
+  memoryPeak(): Record<StackRole, number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `flightdeck start` from dist/ as `npm start` runs it, in a data directory of its own: PostgreSQL
+ * and Temporal embedded (the dev server persisting to its SQLite file), the API and the worker as
+ * its child processes at their priorities. PostgreSQL's memory is sampled every second for its peak.
+ */
+export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise<FlightdeckStack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-start-'));
+  // The embedded PostgreSQL runs as the postgres user when we are root: it must enter the directory.
+  fs.chmodSync(dataDir, 0o755);
+  const start = spawnFlightdeck(['start'], {
+    FLIGHTDECK_DATA_DIR: dataDir,
+    FLIGHTDECK_PORT: String(await freePort()),
+    FLIGHTDECK_METRICS_PORT: String(await freePort()),
+    FLIGHTDECK_EMBEDDED_PG_PORT: String(await freePort()),
+    FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: String(await freePort()),
+    FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: String(await freePort()),
+    DATABASE_URL: '',
+    TEMPORAL_ADDRESS: '',
+    ...env,
+  });
+  let sampler: NodeJS.Timeout | undefined;
+  const stop = async () => {
+    clearInterval(sampler);
+    await start.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const runtimeFile = path.join(dataDir, 'runtime.json');
+    await waitFor(async () => fs.existsSync(runtimeFile), 'flightdeck start', 300_000);
+    const runtime = JSON.parse(fs.readFileSync(runtimeFile, 'utf8')) as {
+      apiUrl: string;
+      databaseUrl: string;
+      temporalAddress: string;
+      processes: { api: number; worker: number; temporal: number };
+    };
+    const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')) as {
+      apiKey: string;
+      workspaceId: string;
+    };
+    const postmaster = readPid(path.join(dataDir, 'postgres', 'postmaster.pid'));
+    if (postmaster === undefined) throw new Error('the embedded PostgreSQL left no postmaster.pid');
+    const probes: Record<StackRole, MemoryProbe> = {
+      start: processProbe(start.pid),
+      api: processProbe(runtime.processes.api),
+      worker: processProbe(runtime.processes.worker),
+      temporal: processProbe(runtime.processes.temporal),
+      postgres: postgresProbe(postmaster),
+    };
+    sampler = setInterval(() => probes.postgres.now(), 1000);
+    const byRole = (read: (probe: MemoryProbe) => number) =>
+      Object.fromEntries(Object.entries(probes).map(([role, probe]) => [role, read(probe)])) as Record<
+        StackRole,
+        number
+      >;
+    return {
+      apiUrl: runtime.apiUrl,
+      workspaceId: credentials.workspaceId,
+      apiKey: credentials.apiKey,
+      databaseUrl: runtime.databaseUrl,
+      temporalAddress: runtime.temporalAddress,
+      memoryNow: () => byRole((probe) => probe.now()),
+      memoryPeak: () => byRole((probe) => probe.peak()),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** `flightdeck api` or `flightdeck worker`, as operators run them. */

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
@@ -23,12 +20,11 @@ import {
   percentile,
   rssMb,
   round,
-  spawnFlightdeck,
   spawnRole,
+  startFlightdeckStack,
   waitFor,
   waitForServices,
   workspaceApi,
-  type FlightdeckProcess,
 } from './environment';
 
 /**
@@ -46,8 +42,8 @@ import {
  * - once per server, the fan-out right after a burst of 1,000 resource upserts through the API
  *   (BENCH_FANOUT_BURST), which also give another deployment with a ready version 1,000 new
  *   targets: an inventory sync, then a version;
- * - peak and idle memory of the API and the worker; and of `flightdeck start` itself, everything
- *   embedded, after a fan-out to the largest size (BENCH_FANOUT_START=0 skips it).
+ * - peak and idle memory of the API and the worker; and of each process of `flightdeck start`,
+ *   everything embedded, after a fan-out to the largest size (BENCH_FANOUT_START=0 skips it).
  */
 const SIZES = (process.env.BENCH_FANOUT_SIZES ?? '100,1000,10000').split(',').map(Number);
 const SERVERS = (process.env.BENCH_FANOUT_SERVERS ?? 'embedded,memory').split(',') as (
@@ -411,50 +407,30 @@ async function startFloorWorker(connection: NativeConnection) {
 
 /**
  * `flightdeck start` as a user runs it (PostgreSQL and Temporal embedded, in a data directory of
- * its own): a fan-out to `size` targets, then its memory at its peak and once idle.
+ * its own, the API and the worker as its child processes): a fan-out to `size` targets, then the
+ * memory of each of its processes at its peak and once idle.
  */
 async function onFlightdeckStart(size: number) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-start-'));
-  fs.chmodSync(dataDir, 0o755);
-  const port = await freePort();
-  let start: FlightdeckProcess | undefined;
+  const stack = await startFlightdeckStack();
   let orm: Database | undefined;
   try {
-    start = spawnFlightdeck(['start'], {
-      FLIGHTDECK_DATA_DIR: dataDir,
-      FLIGHTDECK_PORT: String(port),
-      FLIGHTDECK_EMBEDDED_PG_PORT: String(await freePort()),
-      FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: String(await freePort()),
-      FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: String(await freePort()),
-    });
-    const runtimeFile = path.join(dataDir, 'runtime.json');
-    await waitFor(async () => fs.existsSync(runtimeFile), 'flightdeck start', 300_000);
-    const runtime = JSON.parse(fs.readFileSync(runtimeFile, 'utf8')) as {
-      databaseUrl: string;
-      apiUrl: string;
-      temporalAddress: string;
-    };
-    const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')) as {
-      apiKey: string;
-      workspaceId: string;
-    };
-    orm = await openDatabase({ url: runtime.databaseUrl, poolMax: 2 });
+    orm = await openDatabase({ url: stack.databaseUrl, poolMax: 2 });
     const fork = () => orm!.em.fork() as EntityManager;
     const query: Query = (sql, params = []) => fork().execute(sql, params);
-    const call = workspaceApi(runtime.apiUrl, credentials.workspaceId, credentials.apiKey);
+    const call = workspaceApi(stack.apiUrl, stack.workspaceId, stack.apiKey);
     await call('PUT', `/job-agents/${newId()}`, { name: 'puller', type: 'http-pull', config: {} });
     const system = await call('POST', '/systems', { name: 'fan-out' });
     const deployment = await laneBuilder(call, system.id)(`start-${size}`);
-    await insertResources(query, credentials.workspaceId, deployment.label, size);
+    await insertResources(query, stack.workspaceId, deployment.label, size);
     await fork().transactional(async (em) => {
-      await lockWorkspaceTargets(em, credentials.workspaceId);
-      await syncReleaseTargets(em, credentials.workspaceId, { deploymentIds: [deployment.id] });
+      await lockWorkspaceTargets(em, stack.workspaceId);
+      await syncReleaseTargets(em, stack.workspaceId, { deploymentIds: [deployment.id] });
     });
     const client = new Client({
-      connection: await NativeConnection.connect({ address: runtime.temporalAddress }),
+      connection: await NativeConnection.connect({ address: stack.temporalAddress }),
     });
     const fanout = await measureFanout(call, query, client, deployment.id, size);
-    const peakRssMb = start.peakRssMb();
+    const peakRssMb = stack.memoryPeak();
     // Idle: nothing left to relay, and a minute for the worker's caches and the heap to settle.
     await waitFor(
       async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0,
@@ -462,10 +438,9 @@ async function onFlightdeckStart(size: number) {
     );
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     await client.connection.close();
-    return { targets: size, ...fanout.figures, peakRssMb, idleRssMb: start.rssMb() };
+    return { targets: size, ...fanout.figures, peakRssMb, idleRssMb: stack.memoryNow() };
   } finally {
     await orm?.close();
-    await start?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }

@@ -1,371 +1,504 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { freePort } from '../cli/embedded/processes';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'pg';
 import { ApiClient } from '../cli/apiClient';
-import { claimJob } from '../db/jobMoves';
 import { newId } from '../db/ids';
-import { SecretBox } from '../db/secrets';
-import { ApiKeyStore } from '../db/stores/apiKeys';
-import { WorkspaceStore } from '../db/stores/workspaces';
-import { installTemporalRuntime } from '../worker/temporalRuntime';
-import { timerFloorWorkflow } from './floor/workflows';
 import {
-  benchEnvironment,
-  bundleQuietly,
   inParallel,
   percentile,
   round,
-  spawnRole,
+  startFlightdeckStack,
   waitFor,
-  waitForServices,
-  waitForWorker,
   workspaceApi,
+  type FlightdeckStack,
+  type StackRole,
 } from './environment';
 
 /**
- * Pull delivery under load, with the API and the worker as their own processes:
- * - claims: 32 agents racing over queued jobs (claims per second, p50/p99 of every claim request);
- * - polls: 100 agents with 100 queued jobs each (10,000 in all), each polling 20 times;
- * - reaper lag: 1,000 leases made to expire at the same instant; lag = the job's requeue time − the
- *   expiry, both by the database's clock;
- * - the floors: the bare claim statement run straight on the same database by 32 connections, and
- *   as many trivial workflows whose durable timers fire at one instant on the same Temporal server.
+ * Pull delivery on the stack users run: `flightdeck start` from dist/ (PostgreSQL and Temporal
+ * embedded, the API and the worker as its child processes, the worker and Temporal at a lower
+ * priority). Every figure is taken BENCH_PULL_REPEATS times (3), each time on records of its own,
+ * and printed as the median with every run's value:
+ * - resource PUTs per second from BENCH_PULL_WRITERS (8) concurrent writers, building a lane of
+ *   BENCH_PULL_TARGETS (1,000) resources;
+ * - claims: a version fans out to that lane's targets; as soon as every job is queued, while the
+ *   worker still starts their release workflows, BENCH_PULL_AGENTS (16) agents poll, claim,
+ *   heartbeat and report each job as the reference agent does (claims per second, p50/p99 of
+ *   claims and heartbeats), and every job handed out is counted against the jobs completed;
+ * - polls: an agent with 1,000 and with 10,000 jobs queued (BENCH_PULL_QUEUES), polled by the
+ *   agents 20 times each;
+ * - reaper lag: 50 and 1,000 leases (BENCH_PULL_LEASES) of BENCH_PULL_LEASE_SECONDS (20) taken
+ *   together by 32 claimers and left to expire: how long after its own expiry each job was back in
+ *   the queue, by the database's clock;
+ * - /healthz latency while a version fans out to BENCH_PULL_FANOUT_TARGETS (10,000) targets;
+ * - memory of each process: idle after start, at its peak, idle again after the load.
  */
-const TASK_QUEUE = 'bench-pull';
-const CLAIM_JOBS = Number(process.env.BENCH_PULL_CLAIM_JOBS ?? 2_000);
-const CLAIMERS = 32;
-const CLAIM_PAGE = 32;
-const POLL_AGENTS = 100;
-const JOBS_PER_POLL_AGENT = 100;
+const REPEATS = Number(process.env.BENCH_PULL_REPEATS ?? 3);
+const AGENTS = Number(process.env.BENCH_PULL_AGENTS ?? 16);
+const TARGETS = Number(process.env.BENCH_PULL_TARGETS ?? 1_000);
+const WRITERS = Number(process.env.BENCH_PULL_WRITERS ?? 8);
+const QUEUES = sizes(process.env.BENCH_PULL_QUEUES ?? '1000,10000');
+const LEASES = sizes(process.env.BENCH_PULL_LEASES ?? '50,1000');
+const LEASE_SECONDS = Number(process.env.BENCH_PULL_LEASE_SECONDS ?? 20);
+const FANOUT_TARGETS = Number(process.env.BENCH_PULL_FANOUT_TARGETS ?? 10_000);
 const POLLS_PER_AGENT = 20;
-const LEASES = Number(process.env.BENCH_PULL_LEASES ?? 1_000);
+/** As many as the reference agent asks for. */
+const POLL_LIMIT = 32;
+const LEASE_CLAIMERS = 32;
+/** How long the agents may take over a lane's jobs before the run counts them lost. */
+const CLAIMS_TIMEOUT_MS = 600_000;
+
+function sizes(list: string): number[] {
+  return list.split(',').map((size) => Number(size.trim()));
+}
+
+type Call = ReturnType<typeof workspaceApi>;
+type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+/** A figure's value in every run, and their median. */
+interface Repeated {
+  median: number;
+  runs: number[];
+}
+
+type Figures = { [name: string]: number | Figures };
+type Summary = { [name: string]: Repeated | Summary };
 
 export async function run(): Promise<Record<string, unknown>> {
-  const env = await benchEnvironment('pull');
-  installTemporalRuntime(env.logger);
-  const fork = () => env.orm.em.fork() as EntityManager;
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const common = {
-    DATABASE_URL: env.databaseUrl,
-    TEMPORAL_ADDRESS: env.temporalAddress,
-    TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-    FLIGHTDECK_SECRET_KEY: SecretBox.generateKey(),
-    DATABASE_POOL_MAX: '20',
-  };
-  const api = spawnRole('api', { ...common, FLIGHTDECK_PORT: String(port) });
-  let worker = spawnRole('worker', common);
-  const connection = await Connection.connect({ address: env.temporalAddress });
+  const stack = await startFlightdeckStack();
+  const pool = new Pool({ connectionString: stack.databaseUrl, max: 4 });
+  const query: Query = async (sql, params = []) => (await pool.query(sql, params)).rows;
   try {
-    const workspace = await new WorkspaceStore(fork()).create({ name: 'Pull' });
-    const { key } = await new ApiKeyStore(fork()).create({ workspaceId: workspace.id, name: 'bench' });
-    const call = workspaceApi(apiUrl, workspace.id, key);
-    await waitForServices(apiUrl, connection, TASK_QUEUE);
-    const ws = `/v1/workspaces/${workspace.id}`;
+    const call = workspaceApi(stack.apiUrl, stack.workspaceId, stack.apiKey);
+    await waitFor(async () => (await fetch(`${stack.apiUrl}/readyz`)).ok, 'the API to be ready');
+    await sleep(5_000);
+    const idleAtStart = stack.memoryNow();
     const system = await call('POST', '/systems', { name: 'pull' });
+    const lanes = laneBuilder(call, query, system.id);
 
-    /** An agent, and a deployment it runs on `resources` resources of its own: queued jobs by the real flow. */
-    const agentWithJobs = async (name: string, config: object, resources: number) => {
-      const agentId = newId();
-      await call('PUT', `/job-agents/${agentId}`, { name, type: 'http-pull', config });
-      const environment = await call('POST', '/environments', {
-        name,
-        resourceSelector: `resource.metadata["lane"] == "${name}"`,
+    // The large fan-out's lane: its resources once, a deployment per run.
+    const fanoutLane = await lanes.create('fanout', FANOUT_TARGETS, REPEATS);
+    const runs: Figures[] = [];
+    for (let n = 0; n < REPEATS; n++) {
+      const lane = await lanes.create(`run-${n}`, Math.max(TARGETS, ...LEASES), 1, [
+        { name: 'claims', size: TARGETS, leaseSeconds: 300 },
+        ...LEASES.map((size) => ({ name: `leases-${size}`, size, leaseSeconds: LEASE_SECONDS })),
+      ]);
+      const claims = await measureClaims(stack, call, query, lane.deployment('claims'));
+      runs.push({
+        resourcePuts: lane.puts,
+        claims: claims.figures,
+        polls: await measurePolls(stack, call, query, claims.templateJobId),
+        reaper: await measureReaper(stack, call, query, lane),
+        healthzDuringFanout: await measureHealthz(stack, call, query, fanoutLane.deployments[n]!),
       });
-      const deployment = await call('POST', '/deployments', {
-        name,
-        slug: name,
-        resourceSelector: `resource.metadata["lane"] == "${name}"`,
-        jobAgents: [{ ref: name }],
-      });
-      await call('PUT', `/systems/${system.id}/environments/${environment.id}`);
-      await call('PUT', `/systems/${system.id}/deployments/${deployment.id}`);
-      await inParallel(resources, 8, async (n) => {
-        await call('PUT', `/resources/identifier/${name}-${n}`, {
-          name: `${name}-${n}`,
-          version: 'v1',
-          kind: 'service',
-          metadata: { lane: name },
-        });
-      });
-      await call('POST', `/deployments/${deployment.id}/versions`, { tag: '1.0.0' });
-      const ids = await waitForQueued(agentId, resources);
-      return { agentId, ids };
-    };
-    const waitForQueued = async (agentId: string, count: number): Promise<string[]> => {
-      let ids: string[] = [];
-      await waitFor(
-        async () => {
-          ids = (
-            await fork().execute<{ id: string }[]>(
-              `SELECT id FROM job WHERE job_agent_id = ? AND status = 'queued'`,
-              [agentId],
-            )
-          ).map((row) => row.id);
-          return ids.length === count;
-        },
-        `${count} queued jobs`,
-        600_000,
-      );
-      return ids;
-    };
-
-    // Claims and polls touch only the job rows, so their queues are copies of one real job
-    // (distinct agent entries keep the one-active-job-per-entry index satisfied).
-    const template = await agentWithJobs('template', {}, 1);
-    let entry = 1_000;
-    const seed = async (agentId: string, count: number): Promise<string[]> => {
-      const rows = await fork().execute<{ id: string }[]>(
-        `INSERT INTO job (id, workspace_id, release_id, deployment_id, environment_id, resource_id, job_agent_id,
-                          agent_type, agent_entry, status, job_agent_config, dispatch_context, created_at)
-         SELECT gen_random_uuid(), workspace_id, release_id, deployment_id, environment_id, resource_id,
-                ?::uuid, agent_type, ?::int + n, 'queued', job_agent_config, dispatch_context,
-                created_at + n * interval '1 millisecond'
-           FROM job, generate_series(1, ?::int) AS n
-          WHERE id = ?
-         RETURNING id`,
-        [agentId, entry, count, template.ids[0]],
-      );
-      entry += count;
-      return rows.map((row) => row.id);
-    };
-    const plainAgent = async (name: string) => {
-      const agentId = newId();
-      await call('PUT', `/job-agents/${agentId}`, { name, type: 'http-pull', config: {} });
-      return agentId;
-    };
-
-    const claims = await measureClaims(apiUrl, ws, key, await plainAgent('race'), seed);
-    const floor = await measureClaimFloor(fork, workspace.id, await plainAgent('floor'), seed);
-    const polls = await measurePolls(apiUrl, ws, key, plainAgent, seed);
-
-    // Reaper: real jobs on their own releases, claimed while no worker runs, their leases then set
-    // to end together; the restarted worker starts every lease workflow before that instant.
-    const leased = await agentWithJobs('leased', { leaseSeconds: 3600 }, LEASES);
-    await worker.stop();
-    const agent = new ApiClient({ apiUrl, apiKey: key });
-    await inParallel(leased.ids.length, CLAIMERS, async (n) => {
-      const res = await agent.request(
-        'POST',
-        `${ws}/job-agents/${leased.agentId}/jobs/${leased.ids[n]}/claim`,
-      );
-      if (res.status !== 200) throw new Error(`claim answered ${res.status}`);
-    });
-    agent.close();
-    const [expiry] = await fork().execute<{ expires_at: Date }[]>(
-      `UPDATE job_claim SET claim_expires_at = date_trunc('second', clock_timestamp()) + interval '40 seconds'
-        WHERE job_agent_id = ? RETURNING claim_expires_at AS expires_at`,
-      [leased.agentId],
-    );
-    const expiresAt = new Date(expiry!.expires_at);
-    worker = spawnRole('worker', common);
-    await waitForWorker(connection, TASK_QUEUE);
+    }
+    // Idle: nothing left to relay, and half a minute for caches and heaps to settle.
     await waitFor(
-      async () =>
-        (await fork().execute<{ n: number }[]>(`SELECT count(*)::int AS n FROM outbox`))[0]!.n === 0,
-      'every lease workflow to start',
+      async () => (await count(query, 'SELECT count(*)::int AS n FROM outbox')) === 0,
+      'a quiet outbox',
     );
-    const startedAheadMs = expiresAt.getTime() - Date.now();
-    await waitForQueued(leased.agentId, LEASES);
-    const lags = (
-      await fork().execute<{ lag_ms: number }[]>(
-        `SELECT (extract(epoch FROM updated_at - ?::timestamptz) * 1000)::float8 AS lag_ms
-           FROM job WHERE job_agent_id = ?`,
-        [expiresAt, leased.agentId],
-      )
-    )
-      .map((row) => Number(row.lag_ms))
-      .sort((a, b) => a - b);
-
-    const timerFloor = await measureTimerFloor(env.temporalAddress, connection);
-
+    await sleep(30_000);
+    const idleAfterLoad = stack.memoryNow();
+    const peak = stack.memoryPeak();
     return {
-      claims,
-      floor,
-      claimsVsFloor: round(claims.claimsPerSecond / floor.claimsPerSecond, 2),
-      polls,
-      reaper: {
-        leases: lags.length,
-        leaseWorkflowsReadyBeforeExpiryMs: Math.round(startedAheadMs),
-        lagMs: {
-          p50: round(percentile(lags, 50), 1),
-          p99: round(percentile(lags, 99), 1),
-          max: round(lags.at(-1) ?? 0, 1),
-        },
-        floor: timerFloor,
+      stack:
+        'flightdeck start from dist/: embedded PostgreSQL, embedded Temporal (SQLite), API and worker processes',
+      repeats: REPEATS,
+      sizes: {
+        agents: AGENTS,
+        targets: TARGETS,
+        writers: WRITERS,
+        queues: QUEUES,
+        leases: LEASES,
+        leaseSeconds: LEASE_SECONDS,
+        fanoutTargets: FANOUT_TARGETS,
       },
-      peakRssMb: { api: api.peakRssMb(), worker: worker.peakRssMb() },
+      ...summarize(runs),
+      memoryMb: Object.fromEntries(
+        (Object.keys(peak) as StackRole[]).map((role) => [
+          role,
+          { idleAtStart: idleAtStart[role], peak: peak[role], idleAfterLoad: idleAfterLoad[role] },
+        ]),
+      ),
     };
   } finally {
-    await api.stop();
-    await worker.stop();
-    await connection.close();
-    await env.close();
+    await pool.end();
+    await stack.stop();
   }
 }
 
-type Seed = (agentId: string, count: number) => Promise<string[]>;
+interface DeploymentSpec {
+  name: string;
+  /** Targets: the lane's first `size` resources. */
+  size: number;
+  leaseSeconds: number;
+}
 
-/** 32 agents poll and claim like the reference agent until the queue is empty. */
-async function measureClaims(apiUrl: string, ws: string, key: string, agentId: string, seed: Seed) {
-  await seed(agentId, CLAIM_JOBS);
-  const client = new ApiClient({ apiUrl, apiKey: key });
-  const latencies: number[] = [];
-  let wins = 0;
-  let conflicts = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CLAIMERS }, async () => {
-      for (;;) {
-        const page = await client.request<{ items: { id: string }[] }>(
-          'GET',
-          `${ws}/job-agents/${agentId}/jobs?status=queued&limit=${CLAIM_PAGE}`,
-        );
-        const items = page.body.items;
-        if (items.length === 0) return;
-        // As the reference agent does: start at a random place in the page, so agents spread out.
-        const start = Math.floor(Math.random() * items.length);
-        for (let n = 0; n < items.length; n++) {
-          const item = items[(n + start) % items.length]!;
-          const sent = performance.now();
-          const res = await client.request('POST', `${ws}/job-agents/${agentId}/jobs/${item.id}/claim`);
-          latencies.push(performance.now() - sent);
-          if (res.status === 200) {
-            wins++;
-            break;
-          }
-          if (res.status !== 409) throw new Error(`claim answered ${res.status}`);
-          conflicts++;
-        }
+interface LaneDeployment {
+  id: string;
+  agentId: string;
+  size: number;
+}
+
+interface Lane {
+  puts: Figures;
+  deployments: LaneDeployment[];
+  deployment(name: string): LaneDeployment;
+}
+
+/**
+ * A lane: an environment over resources of its own, deployments on them (each with an http-pull
+ * agent of its own), and the resources, PUT through the API by concurrent writers. Each
+ * deployment's targets are the lane's first `size` resources; the lane waits until they all exist.
+ */
+function laneBuilder(call: Call, query: Query, systemId: string) {
+  return {
+    async create(label: string, resources: number, copies: number, specs?: DeploymentSpec[]): Promise<Lane> {
+      const all =
+        specs ??
+        Array.from({ length: copies }, (_, n) => ({ name: `${n}`, size: resources, leaseSeconds: 300 }));
+      const environment = await call('POST', '/environments', {
+        name: label,
+        resourceSelector: `resource.metadata["lane"] == "${label}"`,
+      });
+      await call('PUT', `/systems/${systemId}/environments/${environment.id}`);
+      const deployments: (LaneDeployment & { name: string })[] = [];
+      for (const spec of all) {
+        const agentId = newId();
+        const name = `${label}-${spec.name}`;
+        await call('PUT', `/job-agents/${agentId}`, {
+          name,
+          type: 'http-pull',
+          config: { leaseSeconds: spec.leaseSeconds },
+        });
+        const deployment = await call('POST', '/deployments', {
+          name,
+          slug: name,
+          resourceSelector: `resource.metadata["lane"] == "${label}" && resource.metadata["${spec.name}"] == "in"`,
+          jobAgents: [{ ref: name }],
+        });
+        await call('PUT', `/systems/${systemId}/deployments/${deployment.id}`);
+        deployments.push({ id: deployment.id, agentId, size: spec.size, name: spec.name });
       }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  client.close();
-  latencies.sort((a, b) => a - b);
-  return {
-    agents: CLAIMERS,
-    jobs: CLAIM_JOBS,
-    claimed: wins,
-    conflicts,
-    seconds: round(seconds),
-    claimsPerSecond: round(wins / seconds, 1),
-    claimLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
-  };
-}
-
-/** The same claim statement, straight from 32 database connections: what HTTP, auth and the rest add to. */
-async function measureClaimFloor(
-  fork: () => EntityManager,
-  workspaceId: string,
-  agentId: string,
-  seed: Seed,
-) {
-  const ids = await seed(agentId, CLAIM_JOBS);
-  const started = performance.now();
-  await inParallel(ids.length, CLAIMERS, async (n) => {
-    const outcome = await claimJob(fork(), {
-      workspaceId,
-      jobAgentId: agentId,
-      jobId: ids[n]!,
-      claimId: newId(),
-      leaseSeconds: null,
-    });
-    if (outcome.outcome !== 'claimed') throw new Error(`the floor claim found ${outcome.outcome}`);
-  });
-  const seconds = (performance.now() - started) / 1000;
-  return {
-    connections: CLAIMERS,
-    jobs: ids.length,
-    seconds: round(seconds),
-    claimsPerSecond: round(ids.length / seconds, 1),
-  };
-}
-
-/** 100 agents, each with 100 queued jobs, poll their queues at the same time. */
-async function measurePolls(
-  apiUrl: string,
-  ws: string,
-  key: string,
-  plainAgent: (name: string) => Promise<string>,
-  seed: Seed,
-) {
-  const agents: string[] = [];
-  for (let n = 0; n < POLL_AGENTS; n++) {
-    const agentId = await plainAgent(`poller-${n}`);
-    await seed(agentId, JOBS_PER_POLL_AGENT);
-    agents.push(agentId);
-  }
-  const client = new ApiClient({ apiUrl, apiKey: key });
-  const latencies: number[] = [];
-  const started = performance.now();
-  await Promise.all(
-    agents.map(async (agentId) => {
-      for (let n = 0; n < POLLS_PER_AGENT; n++) {
+      const latencies: number[] = [];
+      const started = performance.now();
+      await inParallel(resources, WRITERS, async (n) => {
+        const membership = Object.fromEntries(all.map((spec) => [spec.name, n < spec.size ? 'in' : 'out']));
         const sent = performance.now();
-        const res = await client.request<{ items: unknown[] }>(
-          'GET',
-          `${ws}/job-agents/${agentId}/jobs?status=queued`,
-        );
+        await call('PUT', `/resources/identifier/${label}-${n}`, {
+          name: `${label}-${n}`,
+          version: 'v1',
+          kind: 'service',
+          metadata: { lane: label, ...membership },
+        });
         latencies.push(performance.now() - sent);
-        if (res.status !== 200 || res.body.items.length !== JOBS_PER_POLL_AGENT) {
-          throw new Error(`poll answered ${res.status}`);
-        }
+      });
+      const seconds = (performance.now() - started) / 1000;
+      latencies.sort((a, b) => a - b);
+      for (const deployment of deployments) {
+        await waitFor(
+          async () =>
+            (await count(query, 'SELECT count(*)::int AS n FROM release_target WHERE deployment_id = $1', [
+              deployment.id,
+            ])) === deployment.size,
+          `${deployment.size} release targets of ${label}-${deployment.name}`,
+          600_000,
+        );
       }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  client.close();
-  latencies.sort((a, b) => a - b);
-  return {
-    agents: POLL_AGENTS,
-    queuedJobs: POLL_AGENTS * JOBS_PER_POLL_AGENT,
-    polls: latencies.length,
-    pollsPerSecond: round(latencies.length / seconds, 1),
-    pollLatencyMs: {
-      p50: round(percentile(latencies, 50)),
-      p99: round(percentile(latencies, 99)),
-      max: round(latencies.at(-1) ?? 0),
+      return {
+        puts: {
+          putsPerSecond: round(resources / seconds, 1),
+          latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
+        },
+        deployments,
+        deployment: (name) => deployments.find((deployment) => deployment.name === name)!,
+      };
     },
   };
 }
 
-/** Trivial workflows whose timers all end at one instant: how late Temporal itself completes them. */
-async function measureTimerFloor(address: string, connection: Connection) {
-  const taskQueue = 'bench-pull-floor';
-  const worker = await Worker.create({
-    connection: await NativeConnection.connect({ address }),
-    taskQueue,
-    workflowBundle: await bundleQuietly(require.resolve('./floor/workflows')),
-  });
-  const running = worker.run();
-  try {
-    const client = new Client({ connection });
-    const untilMs = Math.ceil(Date.now() / 1000) * 1000 + 40_000;
-    const ids = Array.from({ length: LEASES }, () => `timer-floor-${newId()}`);
-    await inParallel(ids.length, 32, async (n) => {
-      await client.workflow.start(timerFloorWorkflow, { taskQueue, workflowId: ids[n]!, args: [untilMs] });
+async function count(query: Query, sql: string, params: unknown[] = []): Promise<number> {
+  return (await query<{ n: number }>(sql, params))[0]!.n;
+}
+
+/** A version of the deployment; resolves once every target's job is queued, with how long that took. */
+async function fanOut(call: Call, query: Query, deployment: LaneDeployment, tag: string): Promise<number> {
+  const started = performance.now();
+  await call('POST', `/deployments/${deployment.id}/versions`, { tag });
+  await waitFor(
+    async () =>
+      (await count(
+        query,
+        `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
+        [deployment.agentId],
+      )) === deployment.size,
+    `${deployment.size} queued jobs`,
+    1_800_000,
+  );
+  return (performance.now() - started) / 1000;
+}
+
+interface Claimed {
+  id: string;
+  claim_id: string;
+  claim_expires_at: string;
+}
+
+/**
+ * Right after a fan-out queued every job of the lane, the agents work through them as the
+ * reference agent does: poll, claim one (from a random place in the page), heartbeat, report it
+ * successful, poll again.
+ */
+async function measureClaims(stack: FlightdeckStack, call: Call, query: Query, deployment: LaneDeployment) {
+  const fanoutSeconds = await fanOut(call, query, deployment, '1.0.0');
+  const outboxAtStart = await count(query, 'SELECT count(*)::int AS n FROM outbox');
+  const client = new ApiClient({ apiUrl: stack.apiUrl, apiKey: stack.apiKey });
+  const ws = `/v1/workspaces/${stack.workspaceId}`;
+  const claimLatencies: number[] = [];
+  const heartbeatLatencies: number[] = [];
+  const handedOut = new Map<string, number>();
+  let completed = 0;
+  let conflicts = 0;
+  let firstClaim = 0;
+  let lastClaim = 0;
+  const deadline = Date.now() + CLAIMS_TIMEOUT_MS;
+  const timed = async <T>(latencies: number[], work: () => Promise<T>): Promise<T> => {
+    const sent = performance.now();
+    const result = await work();
+    latencies.push(performance.now() - sent);
+    return result;
+  };
+  await Promise.all(
+    Array.from({ length: AGENTS }, async () => {
+      while (completed < deployment.size) {
+        if (Date.now() > deadline)
+          throw new Error(`claims: ${completed} of ${deployment.size} completed in time`);
+        const page = await client.request<{ items: { id: string }[] }>(
+          'GET',
+          `${ws}/job-agents/${deployment.agentId}/jobs?status=queued&limit=${POLL_LIMIT}`,
+        );
+        if (page.status !== 200) throw new Error(`poll answered ${page.status}`);
+        const items = page.body.items;
+        if (items.length === 0) {
+          await sleep(50);
+          continue;
+        }
+        const first = Math.floor(Math.random() * items.length);
+        for (let n = 0; n < items.length; n++) {
+          const item = items[(n + first) % items.length]!;
+          const claim = await timed(claimLatencies, () =>
+            client.request<Claimed>('POST', `${ws}/job-agents/${deployment.agentId}/jobs/${item.id}/claim`),
+          );
+          if (claim.status === 409 || claim.status === 404) {
+            conflicts++;
+            continue;
+          }
+          if (claim.status !== 200) throw new Error(`claim answered ${claim.status}`);
+          lastClaim = performance.now();
+          firstClaim ||= lastClaim;
+          handedOut.set(item.id, (handedOut.get(item.id) ?? 0) + 1);
+          const identity = { claim_id: claim.body.claim_id };
+          const beat = await timed(heartbeatLatencies, () =>
+            client.request('POST', `${ws}/jobs/${item.id}/heartbeat`, identity),
+          );
+          if (beat.status !== 200) throw new Error(`heartbeat answered ${beat.status}`);
+          const report = await client.request('PUT', `${ws}/jobs/${item.id}/status`, {
+            ...identity,
+            status: 'successful',
+            message: 'bench',
+          });
+          if (report.status !== 202) throw new Error(`report answered ${report.status}`);
+          completed++;
+          break;
+        }
+      }
+    }),
+  );
+  client.close();
+  const successful = await count(
+    query,
+    `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'successful'`,
+    [deployment.agentId],
+  );
+  const handedOutTwice = [...handedOut.values()].filter((times) => times > 1).length;
+  if (handedOut.size !== deployment.size || handedOutTwice > 0 || successful !== deployment.size) {
+    throw new Error(
+      `claims: ${handedOut.size} jobs handed out (${handedOutTwice} twice), ${successful} successful, of ${deployment.size}`,
+    );
+  }
+  claimLatencies.sort((a, b) => a - b);
+  heartbeatLatencies.sort((a, b) => a - b);
+  const [template] = await query<{ id: string }>('SELECT id FROM job WHERE job_agent_id = $1 LIMIT 1', [
+    deployment.agentId,
+  ]);
+  return {
+    templateJobId: template!.id,
+    figures: {
+      fanoutSeconds: round(fanoutSeconds),
+      outboxBacklogAtStart: outboxAtStart,
+      claimsPerSecond: round(deployment.size / ((lastClaim - firstClaim) / 1000 || 1), 1),
+      claimLatencyMs: {
+        p50: round(percentile(claimLatencies, 50)),
+        p99: round(percentile(claimLatencies, 99)),
+      },
+      heartbeatLatencyMs: {
+        p50: round(percentile(heartbeatLatencies, 50)),
+        p99: round(percentile(heartbeatLatencies, 99)),
+      },
+      conflicts,
+      handedOut: handedOut.size,
+      handedOutTwice,
+      completed,
+    },
+  };
+}
+
+/**
+ * An agent with `size` jobs queued (copies of a real job, each on an agent entry of its own so the
+ * one-active-job-per-entry index holds), polled by the agents at once.
+ */
+async function measurePolls(stack: FlightdeckStack, call: Call, query: Query, templateJobId: string) {
+  const figures: Figures = {};
+  let entry = 1_000;
+  for (const size of QUEUES) {
+    const agentId = newId();
+    await call('PUT', `/job-agents/${agentId}`, { name: `poll-${agentId}`, type: 'http-pull', config: {} });
+    await query(
+      `INSERT INTO job (id, workspace_id, release_id, deployment_id, environment_id, resource_id, job_agent_id,
+                        agent_type, agent_entry, status, job_agent_config, dispatch_context, created_at)
+       SELECT gen_random_uuid(), workspace_id, release_id, deployment_id, environment_id, resource_id,
+              $1::uuid, agent_type, $2::int + n, 'queued', job_agent_config, dispatch_context,
+              created_at + n * interval '1 millisecond'
+         FROM job, generate_series(1, $3::int) AS n
+        WHERE id = $4`,
+      [agentId, entry, size, templateJobId],
+    );
+    entry += size;
+    const client = new ApiClient({ apiUrl: stack.apiUrl, apiKey: stack.apiKey });
+    const latencies: number[] = [];
+    await Promise.all(
+      Array.from({ length: AGENTS }, async () => {
+        for (let n = 0; n < POLLS_PER_AGENT; n++) {
+          const sent = performance.now();
+          const res = await client.request<{ items: unknown[] }>(
+            'GET',
+            `/v1/workspaces/${stack.workspaceId}/job-agents/${agentId}/jobs?status=queued&limit=${POLL_LIMIT}`,
+          );
+          latencies.push(performance.now() - sent);
+          if (res.status !== 200 || res.body.items.length !== Math.min(POLL_LIMIT, size)) {
+            throw new Error(`poll answered ${res.status}`);
+          }
+        }
+      }),
+    );
+    client.close();
+    // The next runs' database as this one's: without these copies.
+    await query('DELETE FROM job WHERE job_agent_id = $1', [agentId]);
+    latencies.sort((a, b) => a - b);
+    figures[`queued${size}`] = {
+      p50Ms: round(percentile(latencies, 50)),
+      p99Ms: round(percentile(latencies, 99)),
+    };
+  }
+  return figures;
+}
+
+/**
+ * For each size, a fan-out queues that many jobs of an agent with short leases; claimers take them
+ * all at once and never heartbeat. Lag: the job's return to the queue (its `updated_at`) after its
+ * own claim's expiry, both by the database's clock; the spread says how close together they expired.
+ */
+async function measureReaper(stack: FlightdeckStack, call: Call, query: Query, lane: Lane) {
+  const figures: Figures = {};
+  for (const size of LEASES) {
+    const deployment = lane.deployment(`leases-${size}`);
+    await fanOut(call, query, deployment, '1.0.0');
+    const jobs = await query<{ id: string }>(
+      `SELECT id FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
+      [deployment.agentId],
+    );
+    const client = new ApiClient({ apiUrl: stack.apiUrl, apiKey: stack.apiKey });
+    const expiries = new Map<string, number>();
+    await inParallel(jobs.length, LEASE_CLAIMERS, async (n) => {
+      const job = jobs[n]!;
+      const res = await client.request<Claimed>(
+        'POST',
+        `/v1/workspaces/${stack.workspaceId}/job-agents/${deployment.agentId}/jobs/${job.id}/claim`,
+      );
+      if (res.status !== 200) throw new Error(`claim answered ${res.status}`);
+      expiries.set(job.id, Date.parse(res.body.claim_expires_at));
     });
-    const readyAheadMs = untilMs - Date.now();
-    const lags: number[] = [];
-    await inParallel(ids.length, 32, async (n) => {
-      const handle = client.workflow.getHandle(ids[n]!);
-      await handle.result();
-      lags.push((await handle.describe()).closeTime!.getTime() - untilMs);
-    });
-    lags.sort((a, b) => a - b);
-    return {
-      workflows: lags.length,
-      readyBeforeExpiryMs: readyAheadMs,
+    client.close();
+    const times = [...expiries.values()];
+    await waitFor(
+      async () =>
+        (await count(
+          query,
+          `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
+          [deployment.agentId],
+        )) === size,
+      `${size} leases to be reaped`,
+      (LEASE_SECONDS + 600) * 1000,
+    );
+    const requeued = await query<{ id: string; at: Date }>(
+      `SELECT id, updated_at AS at FROM job WHERE job_agent_id = $1`,
+      [deployment.agentId],
+    );
+    const lags = requeued.map((job) => job.at.getTime() - expiries.get(job.id)!).sort((a, b) => a - b);
+    figures[`leases${size}`] = {
+      expirySpreadMs: Math.max(...times) - Math.min(...times),
       lagMs: {
         p50: round(percentile(lags, 50), 1),
         p99: round(percentile(lags, 99), 1),
         max: round(lags.at(-1) ?? 0, 1),
       },
     };
-  } finally {
-    worker.shutdown();
-    await running;
   }
+  return figures;
+}
+
+/** /healthz, one request at a time, from a version's request until its fan-out queued every job. */
+async function measureHealthz(stack: FlightdeckStack, call: Call, query: Query, deployment: LaneDeployment) {
+  const latencies: number[] = [];
+  let fanningOut = true;
+  const probing = (async () => {
+    while (fanningOut) {
+      const sent = performance.now();
+      const res = await fetch(`${stack.apiUrl}/healthz`);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+      latencies.push(performance.now() - sent);
+      await sleep(10);
+    }
+  })();
+  let fanoutSeconds: number;
+  try {
+    fanoutSeconds = await fanOut(call, query, deployment, '1.0.0');
+  } finally {
+    fanningOut = false;
+    await probing;
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    fanoutSeconds: round(fanoutSeconds),
+    requests: latencies.length,
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+    maxMs: round(latencies.at(-1) ?? 0),
+  };
+}
+
+/** Each figure of the runs: its value in every run and their median. */
+function summarize(runs: Figures[]): Summary {
+  const summary: Summary = {};
+  for (const [name, first] of Object.entries(runs[0]!)) {
+    if (typeof first === 'number') {
+      const values = runs.map((figures) => figures[name] as number);
+      const sorted = [...values].sort((a, b) => a - b);
+      summary[name] = { median: sorted[Math.floor((sorted.length - 1) / 2)]!, runs: values };
+    } else {
+      summary[name] = summarize(runs.map((figures) => figures[name] as Figures));
+    }
+  }
+  return summary;
 }

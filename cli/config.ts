@@ -60,12 +60,16 @@ const envSchema = z.object({
     z.string().min(16, 'must be at least 16 characters').optional(),
   ),
   FLIGHTDECK_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  // Unset: the API's listener takes the default port, a worker runs none.
   FLIGHTDECK_METRICS_PORT: optionalString.pipe(
     z
       .union([z.literal('off'), z.coerce.number<string>().int().min(1).max(65535)], {
         error: 'must be a port (1-65535) or off',
       })
-      .default(DEFAULT_METRICS_PORT),
+      .optional(),
+  ),
+  FLIGHTDECK_WORKER_METRICS_URL: optionalString.pipe(
+    z.url({ protocol: /^http$/, error: 'must be an http:// URL' }).optional(),
   ),
   FLIGHTDECK_METRICS_TENANT_LABELS: z.stringbool().default(false),
   FLIGHTDECK_SECRET_KEY: optionalString.pipe(
@@ -125,7 +129,13 @@ export interface Config {
      * on the API's port only behind a token (`token`, or the admin token); with `token`, the
      * listener asks for it too. Labels that tell workspaces apart only with `tenantLabels`.
      */
-    metrics: { token?: string; listener?: { host: string; port: number }; tenantLabels: boolean };
+    metrics: {
+      token?: string;
+      listener?: { host: string; port: number };
+      tenantLabels: boolean;
+      /** A worker's metrics listener whose figures join this API's /metrics (`flightdeck start`). */
+      workerUrl?: string;
+    };
     /** Certificate and key files: when both are set, the API speaks HTTPS. */
     tls?: { certFile: string; keyFile: string };
     transport: TransportPolicy;
@@ -150,6 +160,13 @@ export interface Config {
   };
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
   egress: EgressPolicy;
+  worker: {
+    /**
+     * The worker's metrics listener (plain HTTP, the metrics token if set): only when
+     * FLIGHTDECK_METRICS_PORT is set to a port for the worker.
+     */
+    metricsListener?: { host: string; port: number };
+  };
   /** OpenTelemetry tracing: on when an OTLP endpoint is configured. */
   tracing: {
     /** Where spans are sent over OTLP/HTTP; unset: tracing is off. */
@@ -180,7 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       message: 'set both FLIGHTDECK_TLS_CERT and FLIGHTDECK_TLS_KEY, or neither',
       path: ['FLIGHTDECK_TLS_CERT'],
     })
-    .refine((e) => e.FLIGHTDECK_METRICS_PORT !== e.FLIGHTDECK_PORT, {
+    .refine((e) => (e.FLIGHTDECK_METRICS_PORT ?? DEFAULT_METRICS_PORT) !== e.FLIGHTDECK_PORT, {
       message: 'must differ from FLIGHTDECK_PORT',
       path: ['FLIGHTDECK_METRICS_PORT'],
     })
@@ -190,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee README.md, "Configuration".`);
   }
   const e = parsed.data;
+  const metricsPort = e.FLIGHTDECK_METRICS_PORT;
   return {
     api: {
       host: e.FLIGHTDECK_HOST,
@@ -200,10 +218,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       metrics: {
         token: e.FLIGHTDECK_METRICS_TOKEN,
         listener:
-          e.FLIGHTDECK_METRICS_PORT === 'off'
+          metricsPort === 'off'
             ? undefined
-            : { host: e.FLIGHTDECK_METRICS_HOST, port: e.FLIGHTDECK_METRICS_PORT },
+            : { host: e.FLIGHTDECK_METRICS_HOST, port: metricsPort ?? DEFAULT_METRICS_PORT },
         tenantLabels: e.FLIGHTDECK_METRICS_TENANT_LABELS,
+        workerUrl: e.FLIGHTDECK_WORKER_METRICS_URL,
       },
       tls:
         e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
@@ -234,6 +253,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
     },
     egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
+    worker: {
+      metricsListener:
+        typeof metricsPort === 'number' ? { host: e.FLIGHTDECK_METRICS_HOST, port: metricsPort } : undefined,
+    },
     tracing: { tracesUrl: otlpTracesUrl(e), serviceName: e.OTEL_SERVICE_NAME },
   };
 }

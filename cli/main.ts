@@ -1,31 +1,30 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import {
-  createApiKeyCommand,
-  createWorkspaceCommand,
-  listApiKeysCommand,
-  migrateCommand,
-  resealCommand,
-  revokeApiKeyCommand,
-} from './commands/admin';
-import { runAgentCommand, type AgentRunOptions } from './commands/agent';
-import { applyCommand, type ApplyCommandOptions } from './commands/apply';
-import { apiCommand, workerCommand } from './commands/serve';
-import { startCommand } from './commands/start';
-import {
-  integerIn,
-  temporalServerCommand,
-  type TemporalServerCommandOptions,
-} from './commands/temporalServer';
-import { ConfigError, loadConfig, type Config } from './config';
-import { explainCommand, type ExplainCommandOptions } from './commands/explain';
+import { Command, InvalidArgumentError } from 'commander';
+import type { AgentRunOptions } from './commands/agent';
+import type { ApplyCommandOptions } from './commands/apply';
+import type { ExplainCommandOptions } from './commands/explain';
+import type { TemporalServerCommandOptions } from './commands/temporalServer';
 import { withWorkspaceConnection } from './commands/workspaceConnection';
-import { ensureOpa } from './opa';
-import { ensureTemporalCli, temporalCliVersion } from './temporalCli';
-import { ensureTemporalServer } from './temporalFull';
+import { ConfigError, loadConfig, type Config } from './config';
 import { flightdeckVersion } from './version';
 
-/** The `flightdeck` command. */
+/**
+ * The `flightdeck` command. Each command's module loads when the command runs, so a process holds
+ * only what its command needs (`start`, which then only watches its children, most of all).
+ */
+
+/** A commander option parser for integers in a range. */
+function integerIn(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    }
+    return parsed;
+  };
+}
+
+const admin = () => import('./commands/admin.js');
 
 function withConfig<A extends unknown[]>(action: (config: Config, ...args: A) => Promise<void>) {
   return async (...args: A) => {
@@ -49,19 +48,22 @@ program
   .description(
     'Run the whole service: embedded PostgreSQL and Temporal unless configured, migrations, worker and API',
   )
-  .action(withConfig(startCommand));
+  .action(withConfig(async (config) => (await import('./commands/start.js')).startCommand(config)));
 
 program
   .command('api')
   .description('Run the HTTP API only (needs DATABASE_URL and TEMPORAL_ADDRESS)')
-  .action(withConfig(apiCommand));
+  .action(withConfig(async (config) => (await import('./commands/serve.js')).apiCommand(config)));
 
 program
   .command('worker')
   .description('Run a Temporal worker and outbox relay only (needs DATABASE_URL and TEMPORAL_ADDRESS)')
-  .action(withConfig(workerCommand));
+  .action(withConfig(async (config) => (await import('./commands/serve.js')).workerCommand(config)));
 
-program.command('migrate').description('Apply database migrations').action(withConfig(migrateCommand));
+program
+  .command('migrate')
+  .description('Apply database migrations')
+  .action(withConfig(async (config) => (await admin()).migrateCommand(config)));
 
 program
   .command('workspace')
@@ -71,7 +73,9 @@ program
   .requiredOption('--name <name>', 'display name')
   .option('--slug <slug>', 'URL-friendly id, unique (default: derived from the name)')
   .action(
-    withConfig((config, options: { name: string; slug?: string }) => createWorkspaceCommand(config, options)),
+    withConfig(async (config, options: { name: string; slug?: string }) =>
+      (await admin()).createWorkspaceCommand(config, options),
+    ),
   );
 
 program
@@ -86,32 +90,36 @@ program
     'limit the key to one pull agent: poll, claim, heartbeat and report its jobs',
   )
   .action(
-    withConfig((config, options: { workspace: string; name: string; agent?: string }) =>
-      createApiKeyCommand(config, options),
+    withConfig(async (config, options: { workspace: string; name: string; agent?: string }) =>
+      (await admin()).createApiKeyCommand(config, options),
     ),
   );
 
-const admin = program.command('admin').description('Operator commands on the database');
-admin
+const adminCommands = program.command('admin').description('Operator commands on the database');
+adminCommands
   .command('reseal')
   .description(
     'Bind secrets stored before this version (fd1:) to their workspace and record (fd2:); safe to rerun',
   )
-  .action(withConfig((config) => resealCommand(config)));
-const apiKeys = admin.command('api-keys').description("A workspace's API keys");
+  .action(withConfig(async (config) => (await admin()).resealCommand(config)));
+const apiKeys = adminCommands.command('api-keys').description("A workspace's API keys");
 apiKeys
   .command('list')
   .description("List a workspace's API keys (prefix, job agent, created, last used, revoked); never the keys")
   .requiredOption('--workspace <id>', 'workspace id')
-  .action(withConfig((config, options: { workspace: string }) => listApiKeysCommand(config, options)));
+  .action(
+    withConfig(async (config, options: { workspace: string }) =>
+      (await admin()).listApiKeysCommand(config, options),
+    ),
+  );
 apiKeys
   .command('revoke')
   .description('Revoke an API key: it stops authenticating at once')
   .requiredOption('--workspace <id>', 'workspace id')
   .argument('<keyId>', 'the key id (from `admin api-keys list`)')
   .action(
-    withConfig((config, keyId: string, options: { workspace: string }) =>
-      revokeApiKeyCommand(config, options, keyId),
+    withConfig(async (config, keyId: string, options: { workspace: string }) =>
+      (await admin()).revokeApiKeyCommand(config, options, keyId),
     ),
   );
 
@@ -139,7 +147,7 @@ program
   )
   .action(async (options: AgentRunOptions) => {
     try {
-      await runAgentCommand(options);
+      await (await import('./commands/agent.js')).runAgentCommand(options);
     } catch (error) {
       process.stderr.write(`flightdeck agent: ${(error as Error).message}\n`);
       process.exitCode = 1;
@@ -162,7 +170,7 @@ withWorkspaceConnection(
       'write secrets even where one is stored (they cannot be read back to compare)',
     ),
 ).action(async (options: ApplyCommandOptions) => {
-  process.exitCode = await applyCommand(options);
+  process.exitCode = await (await import('./commands/apply.js')).applyCommand(options);
 });
 
 withWorkspaceConnection(
@@ -173,7 +181,7 @@ withWorkspaceConnection(
     .option('--version <id>', 'a version of the deployment (default: its newest ready one)')
     .option('--json', 'print the API answer instead of the table'),
 ).action(async (options: ExplainCommandOptions) => {
-  process.exitCode = await explainCommand(options);
+  process.exitCode = await (await import('./commands/explain.js')).explainCommand(options);
 });
 
 program
@@ -183,6 +191,7 @@ program
   .description('Find `opa`, building it from Go modules into the user cache if needed; print its path')
   .action(async () => {
     try {
+      const { ensureOpa } = await import('./opa.js');
       process.stdout.write(`${await ensureOpa()}\n`);
     } catch (error) {
       process.stderr.write(`flightdeck: ${(error as Error).message}\n`);
@@ -202,11 +211,12 @@ temporal
   .action(async (options: { server?: boolean }) => {
     try {
       if (options.server) {
-        const found = await ensureTemporalServer();
+        const found = await (await import('./temporalFull.js')).ensureTemporalServer();
         process.stdout.write(`${found.serverPath}\n`);
         process.stderr.write(`(${found.source}) Temporal server ${found.version}\n`);
         return;
       }
+      const { ensureTemporalCli, temporalCliVersion } = await import('./temporalCli.js');
       const found = await ensureTemporalCli();
       process.stdout.write(`${found.path}\n`);
       process.stderr.write(`(${found.source}) ${temporalCliVersion(found.path)}\n`);
@@ -233,7 +243,9 @@ temporal
   )
   .option('--shards <n>', 'history shards, fixed when the databases are created', integerIn(1, 16384), 4)
   .action(
-    withConfig((config, options: TemporalServerCommandOptions) => temporalServerCommand(config, options)),
+    withConfig(async (config, options: TemporalServerCommandOptions) =>
+      (await import('./commands/temporalServer.js')).temporalServerCommand(config, options),
+    ),
   );
 
 void program.parseAsync(process.argv);

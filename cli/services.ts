@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
+import { createWorkerMetricsApp } from '../api/metricsListener';
 import { listen, type ApiServer } from '../api/server';
 import { pingDatabase, type Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
@@ -33,7 +34,7 @@ export interface ApiService {
 /**
  * The HTTP API on its own Temporal connection (for readiness and workflow queries), and /metrics
  * on a listener of its own (FLIGHTDECK_METRICS_HOST and _PORT, 127.0.0.1:9464 by default; the
- * API's TLS).
+ * API's TLS), including a worker's figures when FLIGHTDECK_WORKER_METRICS_URL names its listener.
  */
 export async function startApiService(options: {
   config: Config;
@@ -41,8 +42,6 @@ export async function startApiService(options: {
   secrets: SecretBox;
   temporalAddress: string;
   logger: Logger;
-  /** The Temporal SDK's metrics of a worker in this process, appended to /metrics. */
-  temporalSdkUrl?: string;
   /** The Temporal UI, linked from the rollout board. */
   temporalUiUrl?: string;
 }): Promise<ApiService> {
@@ -58,7 +57,7 @@ export async function startApiService(options: {
     metrics: {
       token: config.api.metrics.token,
       tenantLabels: config.api.metrics.tenantLabels,
-      temporalSdkUrl: options.temporalSdkUrl,
+      workerUrl: config.api.metrics.workerUrl,
     },
     transport: config.api.transport,
     rego: regoEngine(),
@@ -137,5 +136,33 @@ export function startWorkerService(options: {
     // The embedded dev server registers our search attributes at start; an external cluster may not have them.
     skipSearchAttributeRegistration: !config.temporal.address,
     workflowSpans: options.workflowSpans,
+  });
+}
+
+/**
+ * A worker's metrics listener (api/metricsListener.ts) on FLIGHTDECK_METRICS_HOST and _PORT, plain
+ * HTTP: started only when FLIGHTDECK_METRICS_PORT is set for the worker (`flightdeck start` sets it
+ * to a loopback port of its choosing).
+ */
+export async function startWorkerMetrics(options: {
+  config: Config;
+  logger: Logger;
+  /** The Temporal SDK's exporter in this process (worker/temporalRuntime.ts). */
+  temporalSdkUrl?: string;
+}): Promise<ApiServer | undefined> {
+  const { config } = options;
+  const listener = config.worker.metricsListener;
+  if (!listener) return undefined;
+  const app = createWorkerMetricsApp({
+    logger: options.logger.child({ component: 'worker' }),
+    token: config.api.metrics.token,
+    tenantLabels: config.api.metrics.tenantLabels,
+    temporalSdkUrl: options.temporalSdkUrl,
+  });
+  return listen(app, listener.host, listener.port).catch((error: unknown) => {
+    throw new Error(
+      `The worker's metrics listener cannot listen on ${listener.host}:${listener.port} (${(error as Error).message}): ` +
+        'set FLIGHTDECK_METRICS_PORT to a free port, or leave it unset',
+    );
   });
 }

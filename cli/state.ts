@@ -16,6 +16,8 @@ export interface RuntimeState {
   databaseUrl: string;
   temporalAddress: string;
   temporalUiUrl?: string;
+  /** The processes `flightdeck start` runs: the API, the worker, and the Temporal dev server it started. */
+  processes: { api: number; worker: number; temporal?: number };
 }
 
 export interface Credentials {
@@ -87,11 +89,10 @@ export function readCredentials(dataDir: string): Credentials | undefined {
  * only) one generated on first start and kept in the data directory, mode 0600. Admin commands
  * (`existing`) use that file when it is there, as they use the database `start` recorded.
  */
-export function secretBoxFor(config: Config, options: { generate: boolean; existing?: boolean }): SecretBox {
-  if (config.secretKey) return SecretBox.fromString(config.secretKey);
+export function secretKeyFor(config: Config, options: { generate: boolean; existing?: boolean }): string {
+  if (config.secretKey) return config.secretKey;
   const generated = path.join(config.dataDir, 'secret-key');
-  if (options.existing && fs.existsSync(generated))
-    return SecretBox.fromString(fs.readFileSync(generated, 'utf8'));
+  if (options.existing && fs.existsSync(generated)) return fs.readFileSync(generated, 'utf8').trim();
   if (!options.generate) {
     throw new Error(
       'FLIGHTDECK_SECRET_KEY must be set (32 bytes, e.g. `openssl rand -base64 32`); it encrypts secrets at rest.',
@@ -99,5 +100,9 @@ export function secretBoxFor(config: Config, options: { generate: boolean; exist
   }
   if (!fs.existsSync(generated))
     fs.writeFileSync(generated, `${SecretBox.generateKey()}\n`, { mode: 0o600, flag: 'wx' });
-  return SecretBox.fromString(fs.readFileSync(generated, 'utf8'));
+  return fs.readFileSync(generated, 'utf8').trim();
+}
+
+export function secretBoxFor(config: Config, options: { generate: boolean; existing?: boolean }): SecretBox {
+  return SecretBox.fromString(secretKeyFor(config, options));
 }

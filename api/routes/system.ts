@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import type { GatheredMetrics } from '../metricsScrape';
 import { assertMetricsToken } from '../middleware/auth';
 import { problem, PROBLEM_CONTENT_TYPE } from '../middleware/problem';
 import { route, type AppState } from '../route';
@@ -130,12 +131,14 @@ export function documentationRouter(openapi: Record<string, unknown>): Router<Ap
 }
 
 /**
- * /metrics (Prometheus), as `scrape` gathers it; with `tokens`, only for `Authorization: Bearer`
- * one of them (401 otherwise).
+ * /metrics (Prometheus), as `scrape` gathers it, and with `gather` /metrics.json: the same figures
+ * for another process's /metrics to include (api/metricsScrape.ts `processMetrics`). With `tokens`,
+ * only for `Authorization: Bearer` one of them (401 otherwise).
  */
 export function metricsRouter(
   scrape: () => Promise<{ contentType: string; text: string }>,
   tokens: readonly string[],
+  gather?: () => Promise<GatheredMetrics>,
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/metrics', async (ctx) => {
@@ -144,5 +147,11 @@ export function metricsRouter(
     ctx.type = contentType;
     ctx.body = text;
   });
+  if (gather) {
+    router.get('/metrics.json', async (ctx) => {
+      if (tokens.length > 0) assertMetricsToken(ctx, tokens);
+      ctx.body = await gather();
+    });
+  }
   return router;
 }

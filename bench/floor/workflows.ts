@@ -1,4 +1,4 @@
-import { proxySinks, sleep, type Sinks } from '@temporalio/workflow';
+import { proxySinks, type Sinks } from '@temporalio/workflow';
 
 export interface FloorSinks extends Sinks {
   floor: { completed(): void };
@@ -12,9 +12,4 @@ const { floor } = proxySinks<FloorSinks>();
  */
 export async function floorWorkflow(): Promise<void> {
   floor.completed();
-}
-
-/** The floor of the reaper benchmark: a workflow that waits on a durable timer until `untilMs`, then ends. */
-export async function timerFloorWorkflow(untilMs: number): Promise<void> {
-  await sleep(Math.max(0, untilMs - Date.now()));
 }

@@ -1,37 +1,42 @@
 import fs from 'node:fs';
-import { migrate, openDatabase, type Database } from '../../db/database';
-import { followLegacySealRetirement } from '../../db/legacySeals';
-import { installTemporalRuntime } from '../../worker/temporalRuntime';
-import { ensureDefaultWorkspace } from '../bootstrap';
+import type { Logger } from 'pino';
+import { migrate, openDatabase } from '../../db/database';
+import { ensureDefaultWorkspace, type DefaultWorkspace } from '../bootstrap';
 import type { Config } from '../config';
 import { startGuardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
+import { freePort } from '../embedded/processes';
+import { spawnRole, type RoleReady } from '../embedded/roles';
 import { startTemporalDevServer } from '../embedded/temporalServer';
 import { createLogger } from '../logger';
-import { freePort } from '../embedded/processes';
-import { startApiService, startWorkerService, type ApiService } from '../services';
-import { acquireStartLock, clearRuntimeState, secretBoxFor, writeRuntimeState } from '../state';
+import { acquireStartLock, clearRuntimeState, secretKeyFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
-import { startTracing } from '../tracing';
+
+/**
+ * Niceness of the worker and the embedded Temporal server: below the API's (and PostgreSQL's, which
+ * answers the API's queries), so on a busy machine agents' requests win the CPU over background work.
+ */
+const BACKGROUND_NICENESS = 10;
+
+/** How long the API and the worker may take to stop after SIGTERM before they are killed. */
+const API_GRACE_MS = 15_000;
+const WORKER_GRACE_MS = 30_000;
 
 /**
  * `flightdeck start`: the whole service in one command. PostgreSQL and Temporal are started here
- * unless DATABASE_URL / TEMPORAL_ADDRESS point at running ones; then migrations, the worker and
- * the API. Ctrl-C (or SIGTERM) stops everything in reverse order.
+ * unless DATABASE_URL / TEMPORAL_ADDRESS point at running ones; then migrations, and the worker and
+ * the API, each `flightdeck worker` / `flightdeck api` in a process of its own. Ctrl-C (or SIGTERM)
+ * stops everything in reverse order; if the API or the worker dies, everything stops and the
+ * command exits with 1 (nothing is restarted behind the operator's back).
  */
 export async function startCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  // The worker runs in this process: its SDK metrics join the API's /metrics.
-  const temporalSdkUrl = installTemporalRuntime(logger, await freePort());
   const say = (line: string) => process.stdout.write(`${line}\n`);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const releaseLock = acquireStartLock(config.dataDir);
   const guardian = startGuardian();
   const stack: { name: string; stop: () => Promise<void> }[] = [];
-  // First in, last out: spans of the whole stop are still sent.
-  const tracing = startTracing(config, 'flightdeck');
-  if (tracing) stack.push({ name: 'tracing', stop: tracing.shutdown });
   const stopAll = async () => {
     for (const part of stack.reverse()) {
       await part.stop().catch((error) => logger.error({ err: error }, `stopping ${part.name} failed`));
@@ -54,8 +59,9 @@ export async function startCommand(config: Config): Promise<void> {
       stack.push({ name: 'PostgreSQL', stop: postgres.value.stop });
     if (temporal.status === 'fulfilled' && temporal.value)
       stack.push({ name: 'Temporal', stop: temporal.value.stop });
+    const temporalPid = temporal.status === 'fulfilled' ? temporal.value?.pid : undefined;
     guardian.watch({
-      pids: temporal.status === 'fulfilled' && temporal.value ? [temporal.value.pid] : [],
+      pids: temporalPid === undefined ? [] : [temporalPid],
       commands: postgres.status === 'fulfilled' && postgres.value ? [postgres.value.stopCommand] : [],
     });
     if (postgres.status === 'rejected') throw postgres.reason;
@@ -69,70 +75,68 @@ export async function startCommand(config: Config): Promise<void> {
     const databaseUrl = config.database.url ?? postgres.value!.url;
     const temporalAddress = config.temporal.address ?? temporal.value!.address;
     const temporalUiUrl = config.temporal.uiUrl ?? temporal.value?.uiUrl;
+    const workspace = await prepareDatabase(databaseUrl, config, logger);
 
-    const orm: Database = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
-    stack.push({ name: 'database pool', stop: () => orm.close() });
-    const applied = await migrate(orm);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    const workspace = await ensureDefaultWorkspace(orm, config.dataDir);
-
-    const secrets = secretBoxFor(config, { generate: true });
-    const legacySeals = await followLegacySealRetirement(orm, secrets, {
-      onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
-    });
-    stack.push({ name: 'legacy seal check', stop: async () => legacySeals.stop() });
-    const worker = await startWorkerService({
-      config,
-      orm,
-      secrets,
-      databaseUrl,
-      temporalAddress,
-      logger,
-      workflowSpans: tracing?.workflowSpans,
+    // What every Flightdeck process of this stack reads (cli/config.ts), on top of this one's environment.
+    const shared: NodeJS.ProcessEnv = {
+      ...process.env,
+      // As `npm start` and the image run them (README, "Scaling"), unless told otherwise.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      FLIGHTDECK_DATA_DIR: config.dataDir,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      FLIGHTDECK_SECRET_KEY: secretKeyFor(config, { generate: true }),
+    };
+    const workerMetrics = `http://127.0.0.1:${await freePort()}`;
+    const worker = spawnRole('worker', {
+      env: {
+        ...shared,
+        FLIGHTDECK_METRICS_HOST: '127.0.0.1',
+        FLIGHTDECK_METRICS_PORT: new URL(workerMetrics).port,
+      },
+      niceness: BACKGROUND_NICENESS,
+      graceMs: WORKER_GRACE_MS,
     });
     stack.push({ name: 'worker', stop: worker.stop });
-    const api: ApiService = await startApiService({
-      config,
-      orm,
-      secrets,
-      temporalAddress,
-      logger,
-      temporalSdkUrl,
-      temporalUiUrl,
+    const api = spawnRole('api', {
+      env: {
+        ...shared,
+        FLIGHTDECK_WORKER_METRICS_URL: workerMetrics,
+        ...(temporalUiUrl ? { TEMPORAL_UI_URL: temporalUiUrl } : {}),
+      },
+      graceMs: API_GRACE_MS,
     });
-    stack.push({ name: 'API', stop: api.close });
+    stack.push({ name: 'API', stop: api.stop });
+    guardian.watch({ pids: [worker.pid, api.pid] });
+
+    const serving = await Promise.race([Promise.all([api.ready, worker.ready]), stopSignal]);
+    if (typeof serving === 'string') {
+      say(`\nStopping (${serving})...`);
+      return;
+    }
+    const [apiReady] = serving;
     writeRuntimeState(config.dataDir, {
       pid: process.pid,
-      apiUrl: api.url,
+      apiUrl: apiReady.url,
       databaseUrl,
       temporalAddress,
       temporalUiUrl,
+      processes: { api: api.pid, worker: worker.pid, ...(temporalPid ? { temporal: temporalPid } : {}) },
     });
-
-    say('');
-    say(`Flightdeck is running (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-    say(`  API:           ${api.url}/v1   (docs: ${api.url}/docs)`);
-    say(`  Metrics:       ${metricsWhere(api)}`);
-    say(`  Temporal UI:   ${temporalUiUrl ?? 'not known; set TEMPORAL_UI_URL'}`);
-    say(`  Workspace id:  ${workspace.workspaceId}`);
-    say(
-      workspace.apiKey
-        ? `  API key:       ${workspace.apiKey}   (saved in ${workspace.credentialsFile})`
-        : `  API key:       not on file; create one with: flightdeck apikey create --workspace ${workspace.workspaceId}`,
-    );
-    say(
-      `  Try:           curl -H "x-api-key: ${workspace.apiKey ?? '<key>'}" ${api.url}/v1/workspaces/${workspace.workspaceId}`,
-    );
-    say('Press Ctrl-C to stop.');
+    printBanner(say, { started, api: apiReady, temporalUiUrl, workspace });
 
     const reason = await Promise.race([
       stopSignal,
-      worker.done.then(
-        () => 'worker stopped',
-        (error: unknown) => `worker crashed: ${String(error)}`,
-      ),
+      api.exited.then((how) => ({ died: 'API', how })),
+      worker.exited.then((how) => ({ died: 'worker', how })),
     ]);
-    say(`\nStopping (${reason})...`);
+    if (typeof reason === 'string') {
+      say(`\nStopping (${reason})...`);
+    } else {
+      logger.error(reason, `the ${reason.died} process exited unexpectedly; stopping everything`);
+      process.exitCode = 1;
+      say(`\nStopping (the ${reason.died} exited: ${reason.how})...`);
+    }
   } catch (error) {
     logger.error({ err: error }, 'start failed');
     process.exitCode = 1;
@@ -162,13 +166,57 @@ function startDependencies(config: Config, say: (line: string) => void) {
             uiPort: config.temporal.embeddedUiPort,
             persistent: true,
             namespace: config.temporal.namespace,
+            niceness: BACKGROUND_NICENESS,
           }),
         ),
   ]);
 }
 
+/** Migrations and the default workspace, before the API and the worker start. */
+async function prepareDatabase(
+  databaseUrl: string,
+  config: Config,
+  logger: Logger,
+): Promise<DefaultWorkspace> {
+  const orm = await openDatabase({ url: databaseUrl, poolMax: 2 });
+  try {
+    const applied = await migrate(orm);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    return await ensureDefaultWorkspace(orm, config.dataDir);
+  } finally {
+    await orm.close();
+  }
+}
+
+function printBanner(
+  say: (line: string) => void,
+  options: {
+    started: number;
+    api: Extract<RoleReady, { role: 'api' }>;
+    temporalUiUrl?: string;
+    workspace: DefaultWorkspace;
+  },
+): void {
+  const { api, workspace } = options;
+  say('');
+  say(`Flightdeck is running (started in ${((Date.now() - options.started) / 1000).toFixed(1)} s)`);
+  say(`  API:           ${api.url}/v1   (docs: ${api.url}/docs)`);
+  say(`  Metrics:       ${metricsWhere(api)}`);
+  say(`  Temporal UI:   ${options.temporalUiUrl ?? 'not known; set TEMPORAL_UI_URL'}`);
+  say(`  Workspace id:  ${workspace.workspaceId}`);
+  say(
+    workspace.apiKey
+      ? `  API key:       ${workspace.apiKey}   (saved in ${workspace.credentialsFile})`
+      : `  API key:       not on file; create one with: flightdeck apikey create --workspace ${workspace.workspaceId}`,
+  );
+  say(
+    `  Try:           curl -H "x-api-key: ${workspace.apiKey ?? '<key>'}" ${api.url}/v1/workspaces/${workspace.workspaceId}`,
+  );
+  say('Press Ctrl-C to stop.');
+}
+
 /** Where /metrics is served, for the banner. */
-function metricsWhere(api: ApiService): string {
+function metricsWhere(api: Extract<RoleReady, { role: 'api' }>): string {
   const onApiPort = api.metricsOnApiPort ? `${api.url}/metrics (with the metrics or admin token)` : undefined;
   if (!api.metricsUrl) return onApiPort ?? 'off (FLIGHTDECK_METRICS_PORT=off and no metrics or admin token)';
   return onApiPort ? `${api.metricsUrl}/metrics; ${onApiPort}` : `${api.metricsUrl}/metrics`;

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config';
 import { startGuardian } from '../embedded/guardian';
 import { isAlive, tail } from '../embedded/processes';
@@ -11,17 +10,6 @@ export interface TemporalServerCommandOptions {
   ip: string;
   dataDir?: string;
   shards: number;
-}
-
-/** A commander option parser for integers in a range. */
-export function integerIn(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
-    }
-    return parsed;
-  };
 }
 
 /** Used when neither --database-url nor TEMPORAL_DATABASE_URL is given: the local server, trust auth. */

@@ -79,6 +79,16 @@ export async function stopLeftover(pidFile: string, marker: string): Promise<boo
   return stopped;
 }
 
+/**
+ * A command line that runs `file` at `niceness` (below the default priority) from its first
+ * instruction, through `nice`. Lowering a running process's priority (os.setPriority on its pid)
+ * would not do: on Linux niceness belongs to each thread, and only the main thread would change,
+ * while a Go server's or Node's threads started before it kept the default.
+ */
+export function atNiceness(niceness: number, file: string, args: string[]): { file: string; args: string[] } {
+  return { file: 'nice', args: ['-n', String(niceness), file, ...args] };
+}
+
 export function assertPortFree(host: string, port: number, hint: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

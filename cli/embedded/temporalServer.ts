@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
-import { assertPortFree, stopLeftover, tail, terminate } from './processes';
+import { assertPortFree, atNiceness, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
 
 export interface TemporalDevServerOptions {
@@ -15,6 +15,8 @@ export interface TemporalDevServerOptions {
   persistent: boolean;
   namespace: string;
   startTimeoutMs?: number;
+  /** Run the server below the default CPU priority (cli/embedded/processes.ts `atNiceness`). */
+  niceness?: number;
 }
 
 export interface TemporalDevServer {
@@ -105,7 +107,11 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   }
 
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', log, log] });
+  const command =
+    options.niceness === undefined
+      ? { file: options.cliPath, args }
+      : atNiceness(options.niceness, options.cliPath, args);
+  const child = spawn(command.file, command.args, { detached: true, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`Could not start ${options.cliPath}`);

@@ -8,8 +8,10 @@ import { harnessValue } from '../harness';
 import { eventually } from '../helpers/eventually';
 
 /**
- * `flightdeck start` as a user runs it: embedded PostgreSQL and Temporal, default workspace and key,
- * Ctrl-C leaving no process behind, data kept across restarts, and a restart after kill -9.
+ * `flightdeck start` as a user runs it: embedded PostgreSQL and Temporal, the API and the worker as
+ * processes of their own (the worker and Temporal below the default CPU priority), default
+ * workspace and key, Ctrl-C leaving no process behind, data kept across restarts, a restart after
+ * kill -9, and everything stopped (exit 1) when the worker dies.
  */
 
 interface Banner {
@@ -26,6 +28,7 @@ describe('flightdeck start (embedded stack)', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
   let child: ChildProcess | undefined;
+  let output = '';
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-start-'));
@@ -63,7 +66,7 @@ describe('flightdeck start (embedded stack)', () => {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
+    output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const running = child;
@@ -106,6 +109,20 @@ describe('flightdeck start (embedded stack)', () => {
     const temporal = readPid(path.join(dataDir, 'temporal.pid'));
     const postgres = readPid(path.join(dataDir, 'postgres', 'postmaster.pid'));
     return [temporal, postgres].filter((pid): pid is number => pid !== undefined);
+  }
+
+  /** The API's and the worker's processes, as the running start recorded them. */
+  function rolePids(): { api: number; worker: number } {
+    const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'runtime.json'), 'utf8')) as {
+      processes: { api: number; worker: number };
+    };
+    return state.processes;
+  }
+
+  /** Every process of the stack: PostgreSQL, Temporal, the API and the worker. */
+  function stackPids(): number[] {
+    const { api, worker } = rolePids();
+    return [...serverPids(), api, worker];
   }
 
   it('serves the workspace with the printed key, and Ctrl-C stops every process', async () => {
@@ -151,21 +168,67 @@ describe('flightdeck start (embedded stack)', () => {
     });
     expect(others.status).toBe(404);
 
-    const pids = serverPids();
-    expect(pids).toHaveLength(2);
+    const pids = stackPids();
+    expect(pids).toHaveLength(4);
     child!.kill('SIGINT');
     expect(await exited(child!)).toBe(0);
-    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of pids) expect({ pid, alive: isAlive(pid) }).toEqual({ pid, alive: false });
+    expect(processesUsing(dataDir)).toEqual([]);
+  });
+
+  it('runs the API and the worker as processes of their own, the worker and Temporal at a lower priority, both on /metrics', async () => {
+    const banner = await start();
+    const { api, worker } = rolePids();
+    const [temporal, postgres] = serverPids();
+    expect(new Set([child!.pid, api, worker]).size).toBe(3);
+    expect(commandLine(api)).toMatch(/ api$/);
+    expect(commandLine(worker)).toMatch(/ worker$/);
+    // Every thread: a priority lowered after start would have left the threads started before it.
+    expect({ worker: niceness(worker), temporal: niceness(temporal!) }).toEqual({
+      worker: [10],
+      temporal: [10],
+    });
+    expect({ api: niceness(api), postgres: niceness(postgres!) }).toEqual({ api: [0], postgres: [0] });
+    expect(environment(worker).MALLOC_ARENA_MAX).toBe('2');
+    expect(environment(api).MALLOC_ARENA_MAX).toBe('2');
+
+    // The worker's figures (its process, its Temporal SDK) join the API's on one /metrics, each
+    // metric once: a domain counter both processes keep is combined, not repeated.
+    const text = await (await fetch(banner.metricsUrl)).text();
+    expect(text).toMatch(/^flightdeck_process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^flightdeck_worker_process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^temporal_\w+/m);
+    expect(text).toMatch(/^flightdeck_lease_expiries_total 0$/m);
+    const families = [...text.matchAll(/^# TYPE (\S+)/gm)].map((match) => match[1]);
+    expect(families.filter((name, n) => families.indexOf(name) !== n)).toEqual([]);
+
+    const pids = stackPids();
+    child!.kill('SIGINT');
+    expect(await exited(child!)).toBe(0);
+    for (const pid of pids) expect({ pid, alive: isAlive(pid) }).toEqual({ pid, alive: false });
+  });
+
+  it('stops everything and exits 1 when the worker dies, restarting nothing', async () => {
+    await start();
+    const pids = stackPids();
+    process.kill(rolePids().worker, 'SIGKILL');
+    expect(await exited(child!)).toBe(1);
+    expect(output).toMatch(/Stopping \(the worker exited: signal SIGKILL\)/);
+    for (const pid of pids) expect({ pid, alive: isAlive(pid) }).toEqual({ pid, alive: false });
     expect(processesUsing(dataDir)).toEqual([]);
   });
 
   it('reuses the data on a second start, and recovers from kill -9', async () => {
     const first = await start();
-    const pids = serverPids();
+    const pids = stackPids();
+    expect(pids).toHaveLength(4);
     child!.kill('SIGKILL');
     await exited(child!);
-    // The guardian stops the orphaned servers once its parent is gone.
-    await eventually(() => pids.every((pid) => !isAlive(pid)), { what: 'orphans to be stopped' });
+    // The guardian stops the orphaned servers, API and worker once its parent is gone.
+    await eventually(() => pids.every((pid) => !isAlive(pid)), {
+      what: 'orphans to be stopped',
+      timeoutMs: 45_000,
+    });
 
     const second = await start();
     expect(second.workspaceId).toBe(first.workspaceId);
@@ -192,4 +255,25 @@ function processesUsing(dir: string): string[] {
     }
   }
   return found;
+}
+
+function commandLine(pid: number): string {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+}
+
+function environment(pid: number): Record<string, string> {
+  const entries = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(
+    entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  );
+}
+
+/** The distinct niceness values of a process's threads (field 19 of /proc/<pid>/task/<tid>/stat). */
+function niceness(pid: number): number[] {
+  const values = new Set<number>();
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    values.add(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return [...values];
 }

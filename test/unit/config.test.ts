@@ -62,6 +62,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ FLIGHTDECK_METRICS_PORT: 'off' }).api.metrics.listener).toBeUndefined();
   });
 
+  it("runs a worker's metrics listener only when FLIGHTDECK_METRICS_PORT is set to a port", () => {
+    expect(loadConfig({}).worker.metricsListener).toBeUndefined();
+    expect(loadConfig({ FLIGHTDECK_METRICS_PORT: 'off' }).worker.metricsListener).toBeUndefined();
+    expect(
+      loadConfig({ FLIGHTDECK_METRICS_HOST: '0.0.0.0', FLIGHTDECK_METRICS_PORT: '9100' }).worker
+        .metricsListener,
+    ).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(loadConfig({}).api.metrics.workerUrl).toBeUndefined();
+    expect(
+      loadConfig({ FLIGHTDECK_WORKER_METRICS_URL: 'http://127.0.0.1:40123' }).api.metrics.workerUrl,
+    ).toBe('http://127.0.0.1:40123');
+    expect(() => loadConfig({ FLIGHTDECK_WORKER_METRICS_URL: '127.0.0.1:40123' })).toThrow(
+      /FLIGHTDECK_WORKER_METRICS_URL: must be an http:\/\/ URL/,
+    );
+  });
+
   it('refuses a short metrics token and a metrics port that is not a free second port', () => {
     expect(() => loadConfig({ FLIGHTDECK_METRICS_TOKEN: 'short' })).toThrow(
       /FLIGHTDECK_METRICS_TOKEN: must be at least 16 characters/,

@@ -196,4 +196,48 @@ describe('/metrics exposure', () => {
       });
     }, 60_000);
   });
+
+  describe('flightdeck worker', () => {
+    let stack: TestStack;
+    beforeAll(async () => {
+      stack = await startTestStack({ worker: false });
+    });
+    afterAll(() => stack.close());
+
+    it("with FLIGHTDECK_METRICS_PORT, serves its own figures and the Temporal SDK's, and closes on SIGTERM", async () => {
+      const port = await freePort();
+      const worker = spawnFlightdeck(stack, ['worker'], { env: { FLIGHTDECK_METRICS_PORT: String(port) } });
+      const scrape = `http://127.0.0.1:${port}`;
+      try {
+        const text = await eventually(
+          async () => {
+            const served = await (await fetch(`${scrape}/metrics`)).text();
+            return /^temporal_\w+/m.test(served) && served;
+          },
+          { what: "the worker's metrics with the SDK's", timeoutMs: 30_000 },
+        );
+        expect(text).toMatch(/^flightdeck_worker_process_cpu_seconds_total /m);
+        expect(text).toMatch(/^flightdeck_lease_expiries_total 0$/m);
+        expect(text).not.toMatch(/^flightdeck_process_cpu_seconds_total /m);
+        const figures = (await (await fetch(`${scrape}/metrics.json`)).json()) as {
+          metrics: { name: string }[];
+          texts: string[];
+        };
+        expect(figures.metrics.map((metric) => metric.name)).toEqual(
+          expect.arrayContaining([
+            'flightdeck_worker_process_cpu_seconds_total',
+            'flightdeck_lease_expiries_total',
+          ]),
+        );
+        expect(figures.texts.join('\n')).toMatch(/^temporal_\w+/m);
+        expect((await fetch(`${scrape}/healthz`)).status).toBe(404);
+        worker.kill('SIGTERM');
+        await exited(worker);
+        expect(worker.exitCode).toBe(0);
+        await expect(fetch(`${scrape}/metrics`)).rejects.toThrow();
+      } finally {
+        if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+      }
+    }, 60_000);
+  });
 });

@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { atNiceness, terminate } from './processes';
+
+/**
+ * The API and the worker of `flightdeck start`, each `flightdeck api` / `flightdeck worker` in a
+ * process of its own, started from the same entry point as the start process (compiled or through
+ * tsx) with the environment it is given.
+ */
+
+export type Role = 'api' | 'worker';
+
+/** What a role process tells `flightdeck start` once it serves (cli/commands/serve.ts). */
+export type RoleReady =
+  | { role: 'api'; url: string; metricsUrl?: string; metricsOnApiPort: boolean }
+  | { role: 'worker'; metricsUrl?: string };
+
+export interface RoleProcess<R extends Role> {
+  pid: number;
+  /** Resolves with the process's report once it serves; rejects if it exits first. */
+  ready: Promise<Extract<RoleReady, { role: R }>>;
+  /** Resolves when the process has exited, saying how (`exit code 1`, `signal SIGKILL`). */
+  exited: Promise<string>;
+  /** SIGTERM, then SIGKILL after the grace period; resolves once it is gone. */
+  stop(): Promise<void>;
+}
+
+const NAMES: Record<Role, string> = { api: 'The API', worker: 'The worker' };
+
+/**
+ * Starts `flightdeck <role>`: in a process group of its own, so a terminal's Ctrl-C reaches only
+ * the start process, which stops its children in order; with `niceness`, below the default
+ * priority from its first instruction (cli/embedded/processes.ts `atNiceness`). Its output goes
+ * where the start process's goes; its report comes over an IPC channel it closes once it has sent it.
+ */
+export function spawnRole<R extends Role>(
+  role: R,
+  options: { env: NodeJS.ProcessEnv; niceness?: number; graceMs: number },
+): RoleProcess<R> {
+  // The same runtime flags (tsx's loader, say), but no second debugger on the same port.
+  const nodeArgs = process.execArgv.filter((arg) => !arg.startsWith('--inspect'));
+  const command = [process.execPath, [...nodeArgs, process.argv[1]!, role]] as const;
+  const { file, args } =
+    options.niceness === undefined
+      ? { file: command[0], args: [...command[1]] }
+      : atNiceness(options.niceness, command[0], [...command[1]]);
+  const child = spawn(file, args, {
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`));
+  });
+  const ready = new Promise<Extract<RoleReady, { role: R }>>((resolve, reject) => {
+    child.once('error', reject);
+    child.on('message', (message: RoleReady) => {
+      if (message.role === role) resolve(message as Extract<RoleReady, { role: R }>);
+    });
+    void exited.then((how) => reject(new Error(`${NAMES[role]} exited during start-up (${how})`)));
+  });
+  // Whoever awaits `ready` sees its failure; a stop after a failed start must not also report it.
+  ready.catch(() => undefined);
+  if (child.pid === undefined) throw new Error(`Could not start ${NAMES[role].toLowerCase()} (${file})`);
+  const pid = child.pid;
+  return {
+    pid,
+    ready,
+    exited,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await terminate(pid, options.graceMs);
+      await exited;
+    },
+  };
+}
