@@ -196,6 +196,8 @@ function postgresProbe(postmaster: number): MemoryProbe {
 export type StackRole = 'start' | 'api' | 'worker' | 'temporal' | 'postgres';
 
 export interface FlightdeckStack {
+  /** The data directory `flightdeck start` runs in (PostgreSQL's, Temporal's SQLite file). */
+  dataDir: string;
   apiUrl: string;
   workspaceId: string;
   apiKey: string;
@@ -263,6 +265,7 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
         number
       >;
     return {
+      dataDir,
       apiUrl: runtime.apiUrl,
       workspaceId: credentials.workspaceId,
       apiKey: credentials.apiKey,

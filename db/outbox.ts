@@ -19,7 +19,8 @@ export function outboxTraceContext(): string | null {
 /**
  * Records Temporal calls to be made once the surrounding transaction commits (see
  * worker/outboxRelay.ts). Must run inside `em.transactional`, with the writes the messages are
- * about. Timestamps come from the database clock, the one the relay compares them with.
+ * about. Timestamps come from the database clock, the one the relay compares them with. A release
+ * start's fairness key is its deployment: the relay takes starts in fair shares by it.
  */
 export async function enqueueOrchestrations(
   em: EntityManager,
@@ -28,8 +29,10 @@ export async function enqueueOrchestrations(
   if (messages.length === 0) return;
   await em.execute(
     `WITH queued AS (
-       INSERT INTO outbox (kind, payload, trace_context)
-       SELECT message->>'kind', message, ?::jsonb FROM jsonb_array_elements(?::jsonb) AS message)
+       INSERT INTO outbox (kind, payload, trace_context, fairness_key)
+       SELECT message->>'kind', message, ?::jsonb,
+              CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
+         FROM jsonb_array_elements(?::jsonb) AS message)
      SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
     [outboxTraceContext(), JSON.stringify(messages)],
   );

@@ -213,6 +213,7 @@ export async function rollOutVersionBatch(
           SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
               rollout_release_count = rollout_release_count + ?,
               rollout_started_at = coalesce(rollout_started_at, statement_timestamp()),
+              rollout_batch_at = clock_timestamp(),
               rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, clock_timestamp()) END
         WHERE id = ?
         RETURNING extract(epoch FROM rollout_completed_at - rollout_started_at)::float8 AS fanout_seconds`,

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '../domain/orchestration';
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
+import { controlTaskQueue } from './taskQueues';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
@@ -98,7 +99,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       await startOnce(() =>
         client.workflow.start(versionRolloutWorkflow, {
           workflowId: workflowIds.versionRollout(message.versionId),
-          taskQueue,
+          taskQueue: controlTaskQueue(taskQueue),
           priority: CONTROL_PRIORITY,
           args: [{ versionId: message.versionId }],
           // A version becomes ready once; a finished rollout must not run again.
@@ -116,7 +117,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       // One rollout per workspace drains every flagged target: wake it, or start it again if it ended.
       await client.workflow.signalWithStart(targetRolloutWorkflow, {
         workflowId: workflowIds.targetRollout(message.workspaceId),
-        taskQueue,
+        taskQueue: controlTaskQueue(taskQueue),
         priority: CONTROL_PRIORITY,
         args: [{ workspaceId: message.workspaceId }],
         signal: wakeSignal,
@@ -140,7 +141,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       await startOnce(() =>
         client.workflow.start(leaseWorkflow, {
           workflowId: workflowIds.lease(message.jobId, message.claimId),
-          taskQueue,
+          taskQueue: controlTaskQueue(taskQueue),
           priority: CONTROL_PRIORITY,
           args: [
             {

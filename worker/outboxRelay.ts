@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
-import { Client as PgClient, Pool } from 'pg';
+import { Client as PgClient, Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL } from '../db/outbox';
 import type { OrchestrationMessage } from '../domain/orchestration';
@@ -49,6 +49,35 @@ function traceOf(row: OutboxRow): Context {
 
 const MAX_BACKOFF_SECONDS = 300;
 
+/** A lane's next rows, oldest first. */
+const LANE_SQL = `SELECT id, payload, attempts, trace_context FROM outbox
+   WHERE (${OUTBOX_LANE_SQL}) = $1 AND available_at <= now()
+   ORDER BY id
+   LIMIT $2
+   FOR UPDATE SKIP LOCKED`;
+
+/**
+ * The next release starts in fair shares by deployment (`fairness_key`): each deployment's oldest
+ * start first, then each one's second, and so on, so a fan-out of a hundred thousand releases never
+ * holds another deployment's starts behind it (index `outbox_fair_starts_idx`).
+ */
+const FAIR_STARTS_SQL = `WITH fair AS (
+     SELECT id FROM (
+       SELECT id, row_number() OVER (PARTITION BY fairness_key ORDER BY id) AS turn
+         FROM outbox WHERE kind = 'release.start' AND available_at <= now()) ranked
+      ORDER BY turn, id
+      LIMIT $1)
+   SELECT o.id, o.payload, o.attempts, o.trace_context FROM outbox o JOIN fair USING (id)
+    ORDER BY o.id
+      FOR UPDATE OF o SKIP LOCKED`;
+
+/**
+ * While a version's fan-out writes its batches, release starts trail at this pace (starts per
+ * batch, and a pause after it): the fan-out's SQL then has the CPU, and its jobs are queued sooner.
+ */
+const STARTS_DURING_FANOUT = 8;
+const PAUSE_DURING_FANOUT_MS = 1_000;
+
 /**
  * Performs the Temporal calls that committed transactions recorded in the outbox. Any number of
  * relays may run (one per worker process): `FOR UPDATE SKIP LOCKED` gives each row to one relay
@@ -64,6 +93,8 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
+  /** Whether a fan-out was writing batches when the starts lane last looked. */
+  private fanoutBusy = false;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.pool = new Pool({ connectionString: options.databaseUrl, max: LANES.length });
@@ -114,6 +145,15 @@ export class OutboxRelay {
     return lane.few ? this.concurrency * 2 : this.batchSize;
   }
 
+  /** The starts to take now: fewer while a fan-out writes its batches (`rollout_batch_at`). */
+  private async startsBatchSize(client: PoolClient): Promise<number> {
+    const { rows } = await client.query<{ busy: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM deployment_version WHERE rollout_batch_at > now() - interval '3 seconds') AS busy`,
+    );
+    this.fanoutBusy = rows[0]?.busy === true;
+    return this.fanoutBusy ? STARTS_DURING_FANOUT : this.concurrency * 2;
+  }
+
   private wakeAll(): void {
     for (const wake of this.wakes.values()) wake();
   }
@@ -125,6 +165,10 @@ export class OutboxRelay {
         handled = await this.drainBatch(lane);
       } catch (error) {
         this.options.logger.error({ err: error, lane: lane.name }, 'outbox relay batch failed');
+      }
+      if (lane.few && this.fanoutBusy && handled > 0) {
+        await sleep(PAUSE_DURING_FANOUT_MS);
+        continue;
       }
       if (handled === this.batchSizeOf(lane)) continue;
       await new Promise<void>((resolve) => {
@@ -149,12 +193,8 @@ export class OutboxRelay {
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<OutboxRow>(
-        `SELECT id, payload, attempts, trace_context FROM outbox
-          WHERE (${OUTBOX_LANE_SQL}) = $1 AND available_at <= now()
-          ORDER BY id
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED`,
-        [lane.lane, this.batchSizeOf(lane)],
+        lane.few ? FAIR_STARTS_SQL : LANE_SQL,
+        lane.few ? [await this.startsBatchSize(client)] : [lane.lane, this.batchSizeOf(lane)],
       );
       // A lease that started and ended within the batch needs no workflow: both rows are done.
       const settled = new Set<string | undefined>(settledLeases(rows.map((row) => row.payload)));

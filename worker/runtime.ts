@@ -11,14 +11,10 @@ import type { RegoEngine } from '../domain/planValidation';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
-import { workerTuning } from './tuning';
+import { controlTaskQueue } from './taskQueues';
+import { controlWorkerTuning, workerTuning } from './tuning';
 import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
-import {
-  SHARED_WORKFLOW_MODULES,
-  WORKFLOW_INTERCEPTOR_MODULES,
-  workflowSource,
-  type WorkflowSource,
-} from './workflowSource';
+import { bundleWorkflows, workflowSource, type WorkflowSource } from './workflowSource';
 
 export interface WorkerRuntimeOptions {
   orm: Database;
@@ -72,33 +68,39 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     namespace: temporal.namespace,
     ...(traced ? { interceptors: tracingClientInterceptors() } : {}),
   });
-  const source = options.workflows ?? workflowSource(traced);
-  const worker = await Worker.create({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue: temporal.taskQueue,
-    activities: createActivities({
-      orm: options.orm,
-      secrets: options.secrets,
-      egress: options.egress ?? DEFAULT_EGRESS_POLICY,
-      rego: options.rego,
-    }),
-    interceptors: {
-      activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
-      // A prebuilt bundle already has them or not (bundleWorkflows); the SDK warns when given them again.
-      ...(traced && 'workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
-    },
-    ...('workflowsPath' in source ? { bundlerOptions: { preloadModules: SHARED_WORKFLOW_MODULES } } : {}),
-    sinks: workflowSpanSinks(options.workflowSpans),
-    ...source,
-    ...workerTuning(options.workflowCacheMb),
+  const given = options.workflows ?? workflowSource(traced);
+  // One bundle for both workers (bundling takes seconds).
+  const source: WorkflowSource =
+    'workflowsPath' in given ? { workflowBundle: { code: (await bundleWorkflows(traced)).code } } : given;
+  const activities = createActivities({
+    orm: options.orm,
+    secrets: options.secrets,
+    egress: options.egress ?? DEFAULT_EGRESS_POLICY,
+    rego: options.rego,
   });
+  const workerOf = (taskQueue: string, tuning: ReturnType<typeof workerTuning>) =>
+    Worker.create({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue,
+      activities,
+      interceptors: {
+        activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
+      },
+      sinks: workflowSpanSinks(options.workflowSpans),
+      ...source,
+      ...tuning,
+    });
+  // Releases (and workflow runs) on the task queue; the rollouts and leases that drive them on a
+  // queue and a worker of their own, so a driver never waits behind the work it created.
+  const worker = await workerOf(temporal.taskQueue, workerTuning(options.workflowCacheMb));
+  const controlWorker = await workerOf(controlTaskQueue(temporal.taskQueue), controlWorkerTuning());
   const relay = new OutboxRelay({
     databaseUrl: options.databaseUrl,
     dispatch: createOrchestrationDispatch(client, temporal.taskQueue),
     logger: logger.child({ component: 'outbox-relay' }),
   });
-  const done = worker.run();
+  const done = Promise.all([worker.run(), controlWorker.run()]).then(() => undefined);
   await relay.start();
   logger.info({ taskQueue: temporal.taskQueue, namespace: temporal.namespace }, 'worker running');
 
@@ -106,7 +108,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   const stop = () =>
     (stopping ??= (async () => {
       await relay.stop();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const each of [worker, controlWorker]) if (each.getState() === 'RUNNING') each.shutdown();
       await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
       await flushSelectorOverruns();
       await connection.close();

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { bundleWorkflowCode, type Logger as SdkLogger } from '@temporalio/worker';
 
 /** Where the workflow code the worker runs comes from. */
-export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
+export type WorkflowSource =
+  { workflowBundle: { codePath: string } | { code: string } } | { workflowsPath: string };
 
 /** The prebuilt bundles `npm run build` writes next to the compiled code: without and with tracing. */
 export const WORKFLOW_BUNDLE_FILES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' };

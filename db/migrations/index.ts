@@ -18,6 +18,7 @@ import { Migration0018SelectorOverruns } from './Migration0018SelectorOverruns';
 import { Migration0020PlanVerdicts } from './Migration0020PlanVerdicts';
 import { Migration0021LegacySealsRetired } from './Migration0021LegacySealsRetired';
 import { Migration0023OutboxLeaseLane } from './Migration0023OutboxLeaseLane';
+import { Migration0024FairStarts } from './Migration0024FairStarts';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   { name: 'Migration0020PlanVerdicts', class: Migration0020PlanVerdicts },
   { name: 'Migration0021LegacySealsRetired', class: Migration0021LegacySealsRetired },
   { name: 'Migration0023OutboxLeaseLane', class: Migration0023OutboxLeaseLane },
+  { name: 'Migration0024FairStarts', class: Migration0024FairStarts },
 ];

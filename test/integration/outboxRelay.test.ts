@@ -124,4 +124,40 @@ describe('outbox relay', () => {
     expect(delivered).toHaveLength(total);
     expect(new Set(delivered).size).toBe(total);
   });
+
+  it("takes release starts in fair shares by deployment: one fan-out's backlog holds no other deployment back", async () => {
+    const start = (deploymentId: string, n: number): OrchestrationMessage => ({
+      kind: 'release.start',
+      release: {
+        id: `${deploymentId}-${n}`,
+        workspaceId: 'w',
+        versionId: `${deploymentId}-v`,
+        deploymentId,
+        environmentId: 'e',
+        resourceId: `r-${n}`,
+      },
+    });
+    await enqueue(Array.from({ length: 300 }, (_, n) => start('big', n)));
+    await enqueue([start('small', 0)]);
+    const delivered: string[] = [];
+    const relay = new OutboxRelay({
+      databaseUrl: stack.db.url,
+      logger: stack.logger,
+      batchSize: 50,
+      concurrency: 4,
+      dispatch: async (m) => {
+        delivered.push((m as { release: { id: string } }).release.id);
+      },
+    });
+    await relay.start();
+    try {
+      await eventually(() => delivered.length >= 301 || undefined);
+    } finally {
+      await relay.stop();
+    }
+    // Served oldest first, the small deployment's one start would come last; in fair shares it is
+    // in the first batch (8 starts: two per concurrent call).
+    expect(delivered.indexOf('small-0')).toBeGreaterThanOrEqual(0);
+    expect(delivered.indexOf('small-0')).toBeLessThan(8);
+  });
 });

@@ -22,6 +22,8 @@ describe('outbox messages served together', () => {
 
   it('shares one call among the target rollouts a workspace asked for', () => {
     expect(coalescingKey({ kind: 'targets.added', workspaceId: 'w' })).toBe('targets.added/w');
+    expect(coalescingKey({ kind: 'targets.added', workspaceId: 'w2' })).not.toBe('targets.added/w');
+    expect(coalescingKey({ kind: 'release.wake', releaseIds: ['r'] })).toBeUndefined();
     expect(coalescingKey(lease('lease.start', 'j', 'c'))).toBeUndefined();
   });
 });

@@ -1,4 +1,3 @@
-import { coalescingKey } from '../../worker/orchestrationDispatch';
 import { cachedWorkflowsFor, WORKFLOW_TASK_SLOTS, workerTuning } from '../../worker/tuning';
 
 describe('worker tuning', () => {
@@ -8,19 +7,7 @@ describe('worker tuning', () => {
     expect(cachedWorkflowsFor(16)).toBe(WORKFLOW_TASK_SLOTS);
     expect(workerTuning(350)).toMatchObject({
       maxCachedWorkflows: 1024,
-      maxConcurrentWorkflowTaskExecutions: 200,
+      maxConcurrentWorkflowTaskExecutions: 50,
     });
-  });
-});
-
-describe('coalescingKey', () => {
-  it('merges the new-target messages of one workspace, and nothing else', () => {
-    expect(coalescingKey({ kind: 'targets.added', workspaceId: 'w1' })).toBe(
-      coalescingKey({ kind: 'targets.added', workspaceId: 'w1' }),
-    );
-    expect(coalescingKey({ kind: 'targets.added', workspaceId: 'w1' })).not.toBe(
-      coalescingKey({ kind: 'targets.added', workspaceId: 'w2' }),
-    );
-    expect(coalescingKey({ kind: 'release.wake', releaseIds: ['r'] })).toBeUndefined();
   });
 });

@@ -1,0 +1,222 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
+import { Pool } from 'pg';
+import { newId } from '../db/ids';
+import { round, startFlightdeckStack, waitFor, workspaceApi, type StackRole } from './environment';
+
+/**
+ * A version on BENCH_SCALE_TARGETS (100,000) release targets, on the stack users run (`flightdeck
+ * start` from dist/), its resources sent as an inventory sync sends them: BENCH_SCALE_SETS (100)
+ * provider sets. Measured from the version request:
+ * - every job queued (the fan-out is set-based; the releases' workflows trail it);
+ * - while those workflows start and the task queue drains, 20 s into the fan-out: another
+ *   deployment's version to its first queued job, and an approval to the job of the release it
+ *   wakes (a deployment held by an approval policy) — what every other team sees meanwhile;
+ * - the time until the outbox and the workflow task queue are empty, peak memory of each process,
+ *   and the size of Temporal's SQLite file.
+ */
+const TARGETS = Number(process.env.BENCH_SCALE_TARGETS ?? 100_000);
+const SETS = Number(process.env.BENCH_SCALE_SETS ?? 100);
+/** When, into the fan-out, the other deployments act. */
+const PROBE_AFTER_MS = Number(process.env.BENCH_SCALE_PROBE_AFTER_MS ?? 20_000);
+const TASK_QUEUE = 'flightdeck';
+
+type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+export async function run(): Promise<Record<string, unknown>> {
+  const stack = await startFlightdeckStack();
+  const pool = new Pool({ connectionString: stack.databaseUrl, max: 4 });
+  const query: Query = async (sql, params = []) => (await pool.query(sql, params)).rows;
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  try {
+    const call = workspaceApi(stack.apiUrl, stack.workspaceId, stack.apiKey);
+    await waitFor(async () => (await fetch(`${stack.apiUrl}/readyz`)).ok, 'the API to be ready');
+    // Each lane in a system of its own: a deployment targets only its own lane's environment.
+    const lane = async (name: string, selector: string) => {
+      const system = await call('POST', '/systems', { name });
+      const agentId = newId();
+      await call('PUT', `/job-agents/${agentId}`, { name, type: 'http-pull', config: {} });
+      const environment = await call('POST', '/environments', { name, resourceSelector: selector });
+      const deployment = await call('POST', '/deployments', { name, slug: name, jobAgents: [{ ref: name }] });
+      await call('PUT', `/systems/${system.id}/environments/${environment.id}`);
+      await call('PUT', `/systems/${system.id}/deployments/${deployment.id}`);
+      return { deploymentId: deployment.id as string, agentId };
+    };
+
+    // The inventory: 100 provider sets of 1,000 resources.
+    const big = await lane('fleet', 'resource.metadata["lane"] == "fleet"');
+    const perSet = Math.ceil(TARGETS / SETS);
+    const setsStarted = performance.now();
+    for (let set = 0; set < SETS; set++) {
+      const provider = await call('PUT', '/resource-providers', { name: `scanner-${set}` });
+      const resources = Array.from({ length: Math.min(perSet, TARGETS - set * perSet) }, (_, n) => ({
+        identifier: `fleet-${set}-${n}`,
+        name: `fleet-${set}-${n}`,
+        version: 'v1',
+        kind: 'service',
+        config: {},
+        metadata: { lane: 'fleet' },
+      }));
+      await call('PUT', `/resource-providers/${provider.id}/set`, { resources });
+    }
+    const setsSeconds = (performance.now() - setsStarted) / 1000;
+    await waitFor(
+      async () =>
+        (await count(query, 'SELECT count(*)::int AS n FROM release_target WHERE deployment_id = $1', [
+          big.deploymentId,
+        ])) === TARGETS,
+      `${TARGETS} release targets`,
+      1_800_000,
+    );
+
+    // The others: a deployment of its own, and one held by an approval, its release waiting now.
+    const other = await lane('other', 'resource.metadata["lane"] == "other"');
+    const gated = await lane('gated', 'resource.metadata["lane"] == "gated"');
+    for (const name of ['other', 'gated']) {
+      await call('PUT', `/resources/identifier/${name}-0`, {
+        name: `${name}-0`,
+        version: 'v1',
+        kind: 'service',
+        metadata: { lane: name },
+      });
+    }
+    await call('POST', '/policies', {
+      name: 'gate',
+      selector: 'deployment.slug == "gated"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    await waitFor(
+      async () =>
+        (await count(
+          query,
+          'SELECT count(*)::int AS n FROM release_target WHERE deployment_id = ANY($1::uuid[])',
+          [`{${other.deploymentId},${gated.deploymentId}}`],
+        )) === 2,
+      'the targets of the other deployments',
+    );
+    const gatedVersion = await call('POST', `/deployments/${gated.deploymentId}/versions`, { tag: '1.0.0' });
+    await waitFor(
+      async () =>
+        (await count(
+          query,
+          `SELECT count(*)::int AS n FROM release WHERE version_id = $1 AND phase = 'pending'`,
+          [gatedVersion.id],
+        )) === 1,
+      'the gated release waiting for its approval',
+    );
+    const sqliteBefore = sqliteBytes(stack);
+    const peakBefore = stack.memoryPeak();
+
+    // The fan-out.
+    const sent = performance.now();
+    await call('POST', `/deployments/${big.deploymentId}/versions`, { tag: '1.0.0' });
+    const queuedFor = (agentId: string) =>
+      count(query, `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`, [
+        agentId,
+      ]);
+
+    const probes = (async () => {
+      await sleep(PROBE_AFTER_MS);
+      const versionSent = performance.now();
+      await call('POST', `/deployments/${other.deploymentId}/versions`, { tag: '1.0.0' });
+      const otherVersion = waitFor(
+        async () => (await queuedFor(other.agentId)) === 1,
+        "the other deployment's job",
+        600_000,
+      ).then(() => (performance.now() - versionSent) / 1000);
+      const [gatedRelease] = await query<{ id: string }>('SELECT id FROM release WHERE version_id = $1', [
+        gatedVersion.id,
+      ]);
+      const approvalSent = performance.now();
+      await call('POST', `/releases/${gatedRelease!.id}/approve`, {});
+      const approval = waitFor(
+        async () => (await queuedFor(gated.agentId)) === 1,
+        "the approved release's job",
+        600_000,
+      ).then(() => (performance.now() - approvalSent) / 1000);
+      return {
+        otherVersionToFirstJobSeconds: round(await otherVersion),
+        approvalToJobSeconds: round(await approval),
+      };
+    })();
+
+    let firstQueued: number | undefined;
+    await waitFor(
+      async () => {
+        const queued = await queuedFor(big.agentId);
+        if (queued > 0) firstQueued ??= (performance.now() - sent) / 1000;
+        return queued === TARGETS;
+      },
+      `${TARGETS} queued jobs`,
+      1_800_000,
+    );
+    const allQueuedSeconds = (performance.now() - sent) / 1000;
+    const meanwhile = await probes;
+
+    // The trailing work: every release workflow started, the outbox and the task queue empty.
+    let backlog = Infinity;
+    await waitFor(
+      async () => {
+        const outbox = await count(query, 'SELECT count(*)::int AS n FROM outbox');
+        backlog = await workflowBacklog(connection);
+        return outbox === 0 && backlog === 0;
+      },
+      'an empty outbox and workflow task queue',
+      7_200_000,
+    );
+    const drainedSeconds = (performance.now() - sent) / 1000;
+    const peak = stack.memoryPeak();
+    return {
+      stack:
+        'flightdeck start from dist/: embedded PostgreSQL, embedded Temporal (SQLite), API and worker processes',
+      targets: TARGETS,
+      providerSets: { sets: SETS, seconds: round(setsSeconds, 1) },
+      fanout: {
+        firstQueuedSeconds: round(firstQueued ?? allQueuedSeconds),
+        allQueuedSeconds: round(allQueuedSeconds),
+        queueDrainedSeconds: round(drainedSeconds),
+      },
+      meanwhile,
+      peakMemoryMb: Object.fromEntries(
+        (Object.keys(peak) as StackRole[]).map((role) => [
+          role,
+          { beforeFanout: peakBefore[role], peak: peak[role] },
+        ]),
+      ),
+      temporalSqliteMb: {
+        beforeFanout: round(sqliteBefore / 2 ** 20),
+        after: round(sqliteBytes(stack) / 2 ** 20),
+      },
+    };
+  } finally {
+    await connection.close();
+    await pool.end();
+    await stack.stop();
+  }
+}
+
+async function count(query: Query, sql: string, params: unknown[] = []): Promise<number> {
+  return (await query<{ n: number }>(sql, params))[0]!.n;
+}
+
+/** Workflow tasks waiting in the task queue, as the server counts them. */
+async function workflowBacklog(connection: Connection): Promise<number> {
+  const described = await connection.workflowService.describeTaskQueue({
+    namespace: 'default',
+    taskQueue: { name: TASK_QUEUE, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    reportStats: true,
+  });
+  return Number(described.stats?.approximateBacklogCount ?? 0);
+}
+
+/** Temporal's SQLite file and its write-ahead log. */
+function sqliteBytes(stack: { dataDir: string }): number {
+  return ['temporal.sqlite', 'temporal.sqlite-wal']
+    .map((file) => path.join(stack.dataDir, file))
+    .filter((file) => fs.existsSync(file))
+    .reduce((sum, file) => sum + fs.statSync(file).size, 0);
+}
