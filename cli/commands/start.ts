@@ -5,19 +5,13 @@ import { ensureDefaultWorkspace, type DefaultWorkspace } from '../bootstrap';
 import type { Config } from '../config';
 import { startGuardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
-import { freePort } from '../embedded/processes';
+import { BACKGROUND_NICENESS, freePort } from '../embedded/processes';
 import { spawnRole, type RoleReady } from '../embedded/roles';
 import { startTemporalDevServer } from '../embedded/temporalServer';
 import { createLogger } from '../logger';
 import { acquireStartLock, clearRuntimeState, secretKeyFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
-
-/**
- * Niceness of the worker and the embedded Temporal server: below the API's (and PostgreSQL's, which
- * answers the API's queries), so on a busy machine agents' requests win the CPU over background work.
- */
-const BACKGROUND_NICENESS = 10;
 
 /** How long the API and the worker may take to stop after SIGTERM before they are killed. */
 const API_GRACE_MS = 15_000;

@@ -80,6 +80,12 @@ export async function stopLeftover(pidFile: string, marker: string): Promise<boo
 }
 
 /**
+ * Niceness of the worker and the embedded Temporal server: below the API's (and PostgreSQL's, which
+ * answers the API's queries), so on a busy machine agents' requests win the CPU over background work.
+ */
+export const BACKGROUND_NICENESS = 10;
+
+/**
  * A command line that runs `file` at `niceness` (below the default priority) from its first
  * instruction, through `nice`. Lowering a running process's priority (os.setPriority on its pid)
  * would not do: on Linux niceness belongs to each thread, and only the main thread would change,

@@ -9,7 +9,6 @@ import { JobSchema, type Job } from '../entities';
 import { newId } from '../ids';
 import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
-import { uuidArray } from '../sql';
 import { openTree, jobSecrets } from '../sensitiveValues';
 
 /** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
@@ -106,51 +105,38 @@ export class PullStore {
     page: PageRequest,
   ): Promise<Page<PollItem>> {
     await this.agent(caller, jobAgentId);
-    const ids = (
-      await this.em.execute<{ id: string }[]>(
-        `SELECT id FROM job WHERE job_agent_id = ? AND status = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
-        [jobAgentId, status, page.limit, page.offset],
-      )
-    ).map((row) => row.id);
-    const found = ids.length === 0 ? [] : await this.pollItems(ids);
-    const byId = new Map(found.map((item) => [item.id, item]));
-    const items = ids.flatMap((id) => byId.get(id) ?? []);
-    const total = await this.pollTotal(jobAgentId, status, page, ids.length);
-    return { items, ...total, limit: page.limit, offset: page.offset };
-  }
-
-  private async pollItems(ids: string[]): Promise<PollItem[]> {
-    const rows = await this.em.execute<PollItem[]>(
-      `SELECT j.id, j.status, j.release_id AS "releaseId", j.workflow_run_id AS "workflowRunId",
-              j.created_at AS "createdAt",
-              CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END AS deployment,
-              CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END AS environment,
-              CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END AS resource
-         FROM job j
-         LEFT JOIN deployment d ON d.id = j.deployment_id
-         LEFT JOIN environment e ON e.id = j.environment_id
-         LEFT JOIN resource r ON r.id = j.resource_id
-        WHERE j.id = ANY(?::uuid[])`,
-      [uuidArray(ids)],
-    );
-    return rows.map((item) => ({ ...item, createdAt: new Date(item.createdAt).toISOString() }));
-  }
-
-  /** Exact when the page is not full; otherwise counted up to `POLL_COUNT_AHEAD` jobs past the page. */
-  private async pollTotal(
-    jobAgentId: string,
-    status: JobStatus,
-    page: PageRequest,
-    onPage: number,
-  ): Promise<{ total: number; countLimit?: number }> {
-    if (onPage > 0 && onPage < page.limit) return { total: page.offset + onPage };
     const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
-    const [counted] = await this.em.execute<{ total: number }[]>(
-      `SELECT count(*)::int AS total FROM (SELECT 1 FROM job WHERE job_agent_id = ? AND status = ? LIMIT ?) queued`,
-      [jobAgentId, status, cap],
+    // One round trip: the page from the queue's index, its jobs opened, and the bounded count.
+    const [row] = await this.em.execute<{ items: PollItem[]; counted: number }[]>(
+      `WITH page AS (
+         SELECT id, created_at FROM job WHERE job_agent_id = ? AND status = ?
+          ORDER BY created_at, id LIMIT ? OFFSET ?)
+       SELECT
+         (SELECT coalesce(json_agg(json_build_object(
+                   'id', j.id, 'status', j.status, 'releaseId', j.release_id, 'workflowRunId', j.workflow_run_id,
+                   'createdAt', j.created_at,
+                   'deployment', CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END,
+                   'environment', CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END,
+                   'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END)
+                 ORDER BY p.created_at, p.id), '[]')
+            FROM page p
+            JOIN job j ON j.id = p.id
+            LEFT JOIN deployment d ON d.id = j.deployment_id
+            LEFT JOIN environment e ON e.id = j.environment_id
+            LEFT JOIN resource r ON r.id = j.resource_id) AS items,
+         (SELECT count(*)::int FROM (SELECT 1 FROM job WHERE job_agent_id = ? AND status = ? LIMIT ?) queued) AS counted`,
+      [jobAgentId, status, page.limit, page.offset, jobAgentId, status, cap],
     );
-    const total = counted?.total ?? 0;
-    return total >= cap ? { total, countLimit: cap } : { total };
+    const items = (row?.items ?? []).map((item) => ({
+      ...item,
+      createdAt: new Date(item.createdAt).toISOString(),
+    }));
+    return {
+      items,
+      ...pollTotal(page, items.length, row?.counted ?? 0, cap),
+      limit: page.limit,
+      offset: page.offset,
+    };
   }
 
   /**
@@ -307,4 +293,15 @@ function notPullAgent(type: string): ForbiddenError {
     `This is a ${type} job agent: only http-pull agents' jobs are claimed, polled from the legacy queue or requeued`,
     'not_pull_agent',
   );
+}
+
+/** Exact when the page is not full; otherwise counted up to `POLL_COUNT_AHEAD` jobs past the page. */
+function pollTotal(
+  page: PageRequest,
+  onPage: number,
+  counted: number,
+  cap: number,
+): { total: number; countLimit?: number } {
+  if (onPage > 0 && onPage < page.limit) return { total: page.offset + onPage };
+  return counted >= cap ? { total: counted, countLimit: cap } : { total: counted };
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { atNiceness } from '../../cli/embedded/processes';
 import { harnessValue } from '../harness';
 import type { TestStack } from './stack';
 
@@ -21,9 +22,16 @@ export function spawnFlightdeck(
     stderr?: 'inherit' | 'pipe';
     /** Its own process group, so that `killGroup` takes its children with it. */
     detached?: boolean;
+    /** Below the default CPU priority, as `flightdeck start` runs its background roles. */
+    niceness?: number;
   } = {},
 ): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli', 'main.ts'), ...args], {
+  const node = [process.execPath, '--import', 'tsx', path.join(ROOT, 'cli', 'main.ts'), ...args] as const;
+  const command =
+    options.niceness === undefined
+      ? { file: node[0], args: node.slice(1) }
+      : atNiceness(options.niceness, node[0], node.slice(1));
+  return spawn(command.file, command.args, {
     cwd: ROOT,
     env: {
       ...process.env,
