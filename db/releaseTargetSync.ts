@@ -19,10 +19,15 @@ import { uuidArray } from './sql';
  * selectors, system links, deletes) calls `syncReleaseTargets` in its own transaction, scoped to
  * what it touched: one resource upsert evaluates the selectors against that resource only.
  *
- * Writes of one workspace take a transaction-level advisory lock first, so two concurrent writes
- * never compute targets from each other's stale view; different workspaces do not wait. A version
- * becoming ready takes the same lock (`markVersionReady`), so a new target either sees the ready
- * version (and is flagged for a rollout) or was committed before that version's rollout reads it.
+ * Writes of one workspace take a transaction-level advisory lock first; different workspaces do
+ * not wait. Writes of resources take it shared: they compute the targets of the resources they
+ * touched only, against environments, deployments and links that cannot change while they hold it,
+ * and two of them that touch one resource take turns on its row (db/resourceRows.ts), so many run
+ * at once without computing from each other's stale view. Writes that recompute across resources
+ * (selectors, system links, deletes of environments and deployments) take it exclusive. A version
+ * becoming ready takes it exclusive too (`markVersionReady`), so a new target either sees the
+ * ready version (and is flagged for a rollout) or was committed before that version's rollout
+ * reads it.
  */
 
 export interface ReleaseTargetChanges {
@@ -31,16 +36,24 @@ export interface ReleaseTargetChanges {
 }
 
 export type TargetScope =
-  /** Resources as they now are (after an upsert, without reading them back). */
-  | { resources: TargetResource[] }
+  /**
+   * Resources as they now are (after an upsert, without reading them back), and those just deleted
+   * (`goneIds`), which lose their targets.
+   */
+  | { resources: TargetResource[]; goneIds?: string[] }
   /** Resources read from the database; deleted ones lose their targets. */
   | { resourceIds: string[] }
   | { deploymentIds: string[] }
   | { environmentIds: string[] }
   | { all: true };
 
-export async function lockWorkspaceTargets(em: EntityManager, workspaceId: string): Promise<void> {
-  await em.execute('SELECT pg_advisory_xact_lock(hashtextextended(?, 7311))', [workspaceId]);
+export async function lockWorkspaceTargets(
+  em: EntityManager,
+  workspaceId: string,
+  mode: 'exclusive' | 'shared' = 'exclusive',
+): Promise<void> {
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await em.execute(`SELECT ${lock}(hashtextextended(?, 7311))`, [workspaceId]);
 }
 
 /**
@@ -91,8 +104,10 @@ interface State {
 }
 
 function scopeCondition(scope: TargetScope): { sql: string; params: unknown[] } {
-  if ('resources' in scope)
-    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resources.map((r) => r.id))] };
+  if ('resources' in scope) {
+    const ids = [...scope.resources.map((r) => r.id), ...(scope.goneIds ?? [])];
+    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(ids)] };
+  }
   if ('resourceIds' in scope)
     return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resourceIds)] };
   if ('deploymentIds' in scope)
