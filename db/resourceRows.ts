@@ -60,12 +60,11 @@ export async function lockLive(
   if (identifiers.length === 0) return new Map();
   const rows = await em.execute<{ id: string; identifier: string; facts: string }[]>(
     `SELECT r.id, r.identifier, ${FACTS_SQL} AS facts
-       FROM resource r
-      WHERE r.workspace_id = ? AND r.deleted_at IS NULL
-        AND r.identifier IN (SELECT jsonb_array_elements_text(?::jsonb))
+       FROM jsonb_array_elements_text(?::jsonb) AS k(identifier)
+       JOIN resource r ON r.workspace_id = ? AND r.identifier = k.identifier AND r.deleted_at IS NULL
       ORDER BY r.identifier COLLATE "C"
-        FOR UPDATE`,
-    [workspaceId, JSON.stringify(identifiers)],
+        FOR UPDATE OF r`,
+    [JSON.stringify(identifiers), workspaceId],
   );
   return new Map(rows.map((row) => [row.identifier, { id: row.id, facts: row.facts }]));
 }
@@ -123,11 +122,11 @@ export async function deleteOwned(
 ): Promise<string[]> {
   if (identifiers.length === 0) return [];
   const rows = await em.execute<{ id: string }[]>(
-    `UPDATE resource SET deleted_at = now(), updated_at = now()
-      WHERE workspace_id = ? AND provider_id = ? AND deleted_at IS NULL
-        AND identifier IN (SELECT jsonb_array_elements_text(?::jsonb))
-      RETURNING id`,
-    [workspaceId, providerId, JSON.stringify(identifiers)],
+    `UPDATE resource r SET deleted_at = now(), updated_at = now()
+       FROM jsonb_array_elements_text(?::jsonb) AS k(identifier)
+      WHERE r.workspace_id = ? AND r.identifier = k.identifier AND r.provider_id = ? AND r.deleted_at IS NULL
+      RETURNING r.id`,
+    [JSON.stringify(identifiers), workspaceId, providerId],
   );
   return rows.map((row) => row.id);
 }
@@ -137,15 +136,13 @@ export async function ownedIdentifiersOutside(
   em: EntityManager,
   workspaceId: string,
   providerId: string,
-  keep: readonly string[],
+  keep: ReadonlySet<string>,
 ): Promise<string[]> {
   const rows = await em.execute<{ identifier: string }[]>(
-    `SELECT identifier FROM resource
-      WHERE workspace_id = ? AND provider_id = ? AND deleted_at IS NULL
-        AND identifier NOT IN (SELECT jsonb_array_elements_text(?::jsonb))`,
-    [workspaceId, providerId, JSON.stringify(keep)],
+    'SELECT identifier FROM resource WHERE workspace_id = ? AND provider_id = ? AND deleted_at IS NULL',
+    [workspaceId, providerId],
   );
-  return rows.map((row) => row.identifier);
+  return rows.map((row) => row.identifier).filter((identifier) => !keep.has(identifier));
 }
 
 /** Sets of one provider run one at a time: the resources a set deletes are those it read as the provider's. */

@@ -160,7 +160,7 @@ export class ResourceStore {
       await findOwned(em, ResourceProviderSchema, workspaceId, providerId, 'resource provider');
       await lockProviderSets(em, providerId);
       const identifiers = resources.map((input) => input.identifier);
-      const dropped = await ownedIdentifiersOutside(em, workspaceId, providerId, identifiers);
+      const dropped = await ownedIdentifiersOutside(em, workspaceId, providerId, new Set(identifiers));
       const entries: SetEntry[] = [
         ...resources.map((input, index) => ({ identifier: input.identifier, input, index })),
         ...dropped.map((identifier) => ({ identifier })),
