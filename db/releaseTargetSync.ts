@@ -11,7 +11,7 @@ import {
 } from '../domain/releaseTargets';
 import { enqueueOrchestration } from './outbox';
 import { paced } from './pace';
-import { openReleasesOfTargets, wakeReleases } from './releaseWake';
+import { wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
 
 /**
@@ -75,12 +75,14 @@ export async function applyReleaseTargetChanges(
     uuidArray(targets.map((t) => t.deploymentId)),
   ];
   if (changes.removed.length === 0 && changes.added.length === 0) return;
-  // One statement for both directions: a resource that moves loses and gains targets in one round trip.
-  const [added] = await em.execute<{ pending: number }[]>(
+  // One statement for both directions, and the open releases of the removed targets: a resource
+  // that moves loses and gains targets, and wakes what it left, in one round trip.
+  const [row] = await em.execute<{ pending: number; woken: string[] }[]>(
     `WITH gone AS (
        DELETE FROM release_target t
         USING unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS g(resource_id, environment_id, deployment_id)
         WHERE t.resource_id = g.resource_id AND t.environment_id = g.environment_id AND t.deployment_id = g.deployment_id
+        RETURNING t.resource_id, t.environment_id, t.deployment_id
      ), inserted AS (
        INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id, rollout_pending)
        SELECT a.resource_id, a.environment_id, a.deployment_id, ?::uuid,
@@ -89,11 +91,15 @@ export async function applyReleaseTargetChanges(
        ON CONFLICT DO NOTHING
        RETURNING rollout_pending
      )
-     SELECT count(*) FILTER (WHERE rollout_pending)::int AS pending FROM inserted`,
+     SELECT (SELECT count(*) FILTER (WHERE rollout_pending)::int FROM inserted) AS pending,
+            (SELECT coalesce(array_agg(r.id), '{}') FROM release r
+               JOIN gone g ON r.resource_id = g.resource_id AND r.environment_id = g.environment_id
+                          AND r.deployment_id = g.deployment_id
+              WHERE r.phase IN ('pending', 'running')) AS woken`,
     [...columns(changes.removed), workspaceId, ...columns(changes.added)],
   );
-  if ((added?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
-  await wakeReleases(em, await openReleasesOfTargets(em, changes.removed));
+  if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
+  await wakeReleases(em, row?.woken ?? []);
 }
 
 interface State {

@@ -98,15 +98,16 @@ export class ResourceStore {
   ): Promise<Upserted<Resource>> {
     return this.write(workspaceId, 'shared', async (em) => {
       const fields = fieldsOf({ ...input, identifier });
-      const locked = await lockLive(em, workspaceId, [identifier]);
-      const [written] = await upsertRows(em, workspaceId, [fields], null, locked);
-      const { row, created, moved } = written!;
+      // One row: the upsert takes its lock. Its targets are computed whether or not it moved (one
+      // resource's selectors cost less than a round trip to find out); unchanged, nothing is written.
+      const [written] = await upsertRows(em, workspaceId, [fields], null, new Map());
+      const { row, created } = written!;
       if (input.variables) {
         await this.replaceVariables(em, [
           { resourceId: row.id, workspaceId, variables: input.variables, variablesPath: 'body.variables' },
         ]);
       }
-      if (moved) await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
+      await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
       return { record: toEntity(em, row), created };
     });
   }
