@@ -116,7 +116,23 @@ function routerPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
+/** Requests to routes that read their own (large) body, which the app-wide body parser leaves alone. */
+function largeBodyRequests(routes: Route[]): (method: string, path: string) => boolean {
+  const patterns = routes
+    .filter((route) => route.largeBody && !route.root)
+    .flatMap((route) =>
+      [route.path, ...route.aliases].flatMap((path) =>
+        API_PREFIXES.map((prefix) => ({
+          method: route.method.toUpperCase(),
+          path: new RegExp(`^${prefix}${path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+        })),
+      ),
+    );
+  return (method, path) => patterns.some((pattern) => pattern.method === method && pattern.path.test(path));
+}
+
 function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
+  const readBody = route.largeBody && jsonBody(route.largeBody.limit, route.largeBody.maxNodes);
   for (const path of [route.path, ...route.aliases]) {
     router[route.method](routerPath(path), async (ctx) => {
       if (route.pull) {
@@ -130,7 +146,8 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
         );
       }
       await authenticate(ctx, route.auth, deps.adminToken);
-      await route.run(ctx);
+      if (readBody) await readBody(ctx, () => route.run(ctx));
+      else await route.run(ctx);
     });
   }
 }
@@ -154,7 +171,9 @@ export function createApp(deps: AppDeps): FlightdeckApp {
     await next();
   });
   app.use(urlInput());
-  app.use(jsonBody(deps.bodyLimit));
+  const readBody = jsonBody(deps.bodyLimit);
+  const readsOwnBody = largeBodyRequests(routes);
+  app.use((ctx, next) => (readsOwnBody(ctx.method, ctx.path) ? next() : readBody(ctx, next)));
 
   const root = new Router<AppState>();
   for (const route of routes.filter((r) => r.root)) mount(root, route, deps);

@@ -57,11 +57,22 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends Z
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A bulk body beyond the configured body limit: read after authentication (not before, as other
+   * bodies are), with its own limits in bytes and JSON values.
+   */
+  largeBody?: LargeBody;
   responses: Record<number, ResponseSpec>;
   handle: (
     ctx: AppContext,
     input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> },
   ) => Promise<HandlerResult>;
+}
+
+export interface LargeBody {
+  /** Bytes, as `FLIGHTDECK_BODY_LIMIT` spells them (`64mb`). */
+  limit: string;
+  maxNodes: number;
 }
 
 export interface Route {
@@ -77,6 +88,7 @@ export interface Route {
   params?: AnyObject;
   query?: AnyObject;
   body?: ZodType;
+  largeBody?: LargeBody;
   responses: Record<number, ResponseSpec>;
   /** Validates the request, authorizes it (api/middleware/auth.ts), runs the handler and writes the response. */
   run(ctx: AppContext): Promise<void>;
@@ -101,6 +113,7 @@ export function route<
     params: spec.params,
     query: spec.query,
     body: spec.body,
+    largeBody: spec.largeBody,
     responses: spec.responses,
     async run(ctx) {
       const params = parse(spec.params, ctx.params, 'path');

@@ -11,7 +11,7 @@ import {
 } from '../domain/releaseTargets';
 import { enqueueOrchestration } from './outbox';
 import { paced } from './pace';
-import { openReleasesOfTargets, wakeReleases } from './releaseWake';
+import { wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
 
 /**
@@ -19,10 +19,15 @@ import { uuidArray } from './sql';
  * selectors, system links, deletes) calls `syncReleaseTargets` in its own transaction, scoped to
  * what it touched: one resource upsert evaluates the selectors against that resource only.
  *
- * Writes of one workspace take a transaction-level advisory lock first, so two concurrent writes
- * never compute targets from each other's stale view; different workspaces do not wait. A version
- * becoming ready takes the same lock (`markVersionReady`), so a new target either sees the ready
- * version (and is flagged for a rollout) or was committed before that version's rollout reads it.
+ * Writes of one workspace take a transaction-level advisory lock first; different workspaces do
+ * not wait. Writes of resources take it shared: they compute the targets of the resources they
+ * touched only, against environments, deployments and links that cannot change while they hold it,
+ * and two of them that touch one resource take turns on its row (db/resourceRows.ts), so many run
+ * at once without computing from each other's stale view. Writes that recompute across resources
+ * (selectors, system links, deletes of environments and deployments) take it exclusive. A version
+ * becoming ready takes it exclusive too (`markVersionReady`), so a new target either sees the
+ * ready version (and is flagged for a rollout) or was committed before that version's rollout
+ * reads it.
  */
 
 export interface ReleaseTargetChanges {
@@ -31,16 +36,24 @@ export interface ReleaseTargetChanges {
 }
 
 export type TargetScope =
-  /** Resources as they now are (after an upsert, without reading them back). */
-  | { resources: TargetResource[] }
+  /**
+   * Resources as they now are (after an upsert, without reading them back), and those just deleted
+   * (`goneIds`), which lose their targets.
+   */
+  | { resources: TargetResource[]; goneIds?: string[] }
   /** Resources read from the database; deleted ones lose their targets. */
   | { resourceIds: string[] }
   | { deploymentIds: string[] }
   | { environmentIds: string[] }
   | { all: true };
 
-export async function lockWorkspaceTargets(em: EntityManager, workspaceId: string): Promise<void> {
-  await em.execute('SELECT pg_advisory_xact_lock(hashtextextended(?, 7311))', [workspaceId]);
+export async function lockWorkspaceTargets(
+  em: EntityManager,
+  workspaceId: string,
+  mode: 'exclusive' | 'shared' = 'exclusive',
+): Promise<void> {
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await em.execute(`SELECT ${lock}(hashtextextended(?, 7311))`, [workspaceId]);
 }
 
 /**
@@ -62,12 +75,14 @@ export async function applyReleaseTargetChanges(
     uuidArray(targets.map((t) => t.deploymentId)),
   ];
   if (changes.removed.length === 0 && changes.added.length === 0) return;
-  // One statement for both directions: a resource that moves loses and gains targets in one round trip.
-  const [added] = await em.execute<{ pending: number }[]>(
+  // One statement for both directions, and the open releases of the removed targets: a resource
+  // that moves loses and gains targets, and wakes what it left, in one round trip.
+  const [row] = await em.execute<{ pending: number; woken: string[] }[]>(
     `WITH gone AS (
        DELETE FROM release_target t
         USING unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS g(resource_id, environment_id, deployment_id)
         WHERE t.resource_id = g.resource_id AND t.environment_id = g.environment_id AND t.deployment_id = g.deployment_id
+        RETURNING t.resource_id, t.environment_id, t.deployment_id
      ), inserted AS (
        INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id, rollout_pending)
        SELECT a.resource_id, a.environment_id, a.deployment_id, ?::uuid,
@@ -76,11 +91,15 @@ export async function applyReleaseTargetChanges(
        ON CONFLICT DO NOTHING
        RETURNING rollout_pending
      )
-     SELECT count(*) FILTER (WHERE rollout_pending)::int AS pending FROM inserted`,
+     SELECT (SELECT count(*) FILTER (WHERE rollout_pending)::int FROM inserted) AS pending,
+            (SELECT coalesce(array_agg(r.id), '{}') FROM release r
+               JOIN gone g ON r.resource_id = g.resource_id AND r.environment_id = g.environment_id
+                          AND r.deployment_id = g.deployment_id
+              WHERE r.phase IN ('pending', 'running')) AS woken`,
     [...columns(changes.removed), workspaceId, ...columns(changes.added)],
   );
-  if ((added?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
-  await wakeReleases(em, await openReleasesOfTargets(em, changes.removed));
+  if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
+  await wakeReleases(em, row?.woken ?? []);
 }
 
 interface State {
@@ -91,8 +110,10 @@ interface State {
 }
 
 function scopeCondition(scope: TargetScope): { sql: string; params: unknown[] } {
-  if ('resources' in scope)
-    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resources.map((r) => r.id))] };
+  if ('resources' in scope) {
+    const ids = [...scope.resources.map((r) => r.id), ...(scope.goneIds ?? [])];
+    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(ids)] };
+  }
   if ('resourceIds' in scope)
     return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resourceIds)] };
   if ('deploymentIds' in scope)

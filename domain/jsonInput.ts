@@ -18,13 +18,14 @@ export const JSON_INPUT_LIMITS = { maxDepth: 32, maxNodes: 100_000 } as const;
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-export function jsonInputIssues(body: unknown): FieldIssue[] {
+/** `maxNodes`: a route that takes a bulk body (a provider's set) allows more (api/route.ts `largeBody`). */
+export function jsonInputIssues(body: unknown, maxNodes: number = JSON_INPUT_LIMITS.maxNodes): FieldIssue[] {
   const issues: FieldIssue[] = [];
   let nodes = 0;
   const visit = (value: unknown, path: string, depth: number): void => {
     if (issues.length > 0) return;
-    if (++nodes > JSON_INPUT_LIMITS.maxNodes) {
-      issues.push({ path: 'body', message: `holds more than ${JSON_INPUT_LIMITS.maxNodes} values` });
+    if (++nodes > maxNodes) {
+      issues.push({ path: 'body', message: `holds more than ${maxNodes} values` });
       return;
     }
     if (typeof value === 'string') {

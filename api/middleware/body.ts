@@ -12,7 +12,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * otherwise), the body may not exceed the configured limit (413), and its values must be storable
  * and bounded in depth and count (400, domain/jsonInput.ts).
  */
-export function jsonBody(limit: string): Middleware<AppState> {
+export function jsonBody(limit: string, maxNodes?: number): Middleware<AppState> {
   const requireJson: Middleware<AppState> = async (ctx, next) => {
     if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && hasBody(ctx.req.headers)) {
       if (!ctx.is('application/json', 'application/*+json')) {
@@ -33,7 +33,7 @@ export function jsonBody(limit: string): Middleware<AppState> {
     },
   }) as unknown as Middleware<AppState>;
   const inspect: Middleware<AppState> = async (ctx, next) => {
-    const issues = jsonInputIssues((ctx.request as { body?: unknown }).body);
+    const issues = jsonInputIssues((ctx.request as { body?: unknown }).body, maxNodes);
     if (issues.length > 0) throw new ValidationError('The request body is malformed', issues);
     await next();
   };

@@ -2,6 +2,7 @@ import { route } from '../route';
 import { pageOf, pageQuery, WorkspaceParams } from '../schemas/common';
 import { ResourceSchema } from '../schemas/resource';
 import {
+  PROVIDER_SET_BODY,
   ProviderSetAcceptedSchema,
   ResourceProviderNameParams,
   ResourceProviderParams,
@@ -68,11 +69,12 @@ export const resourceProviderRoutes = [
     path: '/workspaces/{workspaceId}/resource-providers/{providerId}/set',
     summary: "Make the provider's resources exactly these, in one transaction",
     description:
-      'Each identifier creates a resource or replaces the live one (keeping its id; the provider takes it over from any other owner); the provider’s resources left out are deleted with their release targets. Release targets follow. Up to 1000 resources; timestamps sent with them are ignored.',
+      'Each identifier creates a resource or replaces the live one (keeping its id; the provider takes it over from any other owner); the provider’s resources left out are deleted with their release targets. Release targets follow. Up to 100,000 resources (a body of up to 64 MB, whatever the configured body limit); timestamps sent with them are ignored.',
     tags,
     auth: 'apiKey',
     params: ResourceProviderParams,
     body: SetProviderResourcesBody,
+    largeBody: PROVIDER_SET_BODY,
     responses: { 202: { description: 'The set is applied', schema: ProviderSetAcceptedSchema } },
     async handle(ctx, { params, body }) {
       const outcome = await ctx.state.stores.resources.setForProvider(

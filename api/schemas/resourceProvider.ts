@@ -4,7 +4,13 @@ import { ProviderResourceEntry } from './resource';
 import { z } from './zod';
 
 /** Largest set one request may carry: a bigger inventory is split across providers. */
-export const MAX_PROVIDER_SET = 1000;
+export const MAX_PROVIDER_SET = 100_000;
+
+/**
+ * The set's body: room for `MAX_PROVIDER_SET` resources of about 600 bytes and 40 JSON values each,
+ * whatever the configured limit of other bodies.
+ */
+export const PROVIDER_SET_BODY = { limit: '64mb', maxNodes: 40 * MAX_PROVIDER_SET };
 
 export const ResourceProviderSchema = z
   .object({

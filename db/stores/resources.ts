@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
@@ -10,8 +11,17 @@ import {
   type ResourceVariable,
 } from '../entities';
 import { conflictOnDuplicate } from '../errors';
-import { newId } from '../ids';
 import { lockWorkspaceTargets, syncReleaseTargets } from '../releaseTargetSync';
+import {
+  deleteOwned,
+  lockLive,
+  lockProviderSets,
+  ownedIdentifiersOutside,
+  targetResource,
+  upsertRows,
+  type ResourceFields,
+  type ResourceRow,
+} from '../resourceRows';
 import type { SecretBox } from '../secrets';
 import { storeValue } from '../sensitiveValues';
 import { definedOnly, findOwned, listFiltered, type Upserted } from './common';
@@ -20,15 +30,6 @@ export interface ResourceVariableInput {
   key: string;
   value: unknown;
   sensitive: boolean;
-}
-
-export interface ResourceFields {
-  name: string;
-  version: string;
-  kind: string;
-  identifier: string;
-  config: Record<string, unknown>;
-  metadata: Record<string, string>;
 }
 
 export type ResourceInput = Omit<ResourceFields, 'identifier' | 'config' | 'metadata'> &
@@ -46,15 +47,22 @@ export interface ProviderSetOutcome {
   deleted: number;
 }
 
-/** One resource to write: its new fields, and its variables when they are to be replaced. */
-interface ResourceWrite {
-  resource: Resource;
-  fields: ResourceFields;
-  variables?: ResourceVariableInput[];
+export type { ResourceFields } from '../resourceRows';
+
+/** Resources a provider's set writes per statement: memory and statement size stay bounded. */
+export const SET_CHUNK = 2000;
+
+/** The variables to give one resource, replacing its own. */
+interface VariablesWrite {
+  resourceId: string;
+  workspaceId: string;
+  variables: ResourceVariableInput[];
   /** Where `variables` sit in the request, for the path of an error about one of them. */
   variablesPath: string;
-  created: boolean;
 }
+
+/** One entry of a provider's set, in the order rows are locked: to upsert (`index` in the request) or to delete. */
+type SetEntry = { identifier: string; input: ProviderResourceInput; index: number } | { identifier: string };
 
 function fieldsOf(input: ResourceInput & { identifier: string }): ResourceFields {
   return {
@@ -79,35 +87,57 @@ export class ResourceStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  /** PUT by identifier: creates the live resource with that identifier, or replaces its fields. */
+  /**
+   * PUT by identifier: creates the live resource with that identifier, or replaces its fields, in
+   * one statement, so two first PUTs of one identifier at once both succeed, the later replacing.
+   */
   upsertByIdentifier(
     workspaceId: string,
     identifier: string,
     input: ResourceInput,
   ): Promise<Upserted<Resource>> {
-    return this.write(workspaceId, async (em) => {
-      const existing = await em.findOne(ResourceSchema, { workspaceId, identifier, deletedAt: null });
+    return this.write(workspaceId, 'shared', async (em) => {
       const fields = fieldsOf({ ...input, identifier });
-      const resource = existing ?? this.createResource(em, workspaceId, fields, null);
-      await this.apply(em, workspaceId, [
-        { resource, fields, variables: input.variables, variablesPath: 'body.variables', created: !existing },
-      ]);
-      return { record: resource, created: !existing };
+      // One row: the upsert takes its lock. Its targets are computed whether or not it moved (one
+      // resource's selectors cost less than a round trip to find out); unchanged, nothing is written.
+      const [written] = await upsertRows(em, workspaceId, [fields], null, new Map());
+      const { row, created } = written!;
+      if (input.variables) {
+        await this.replaceVariables(em, [
+          { resourceId: row.id, workspaceId, variables: input.variables, variablesPath: 'body.variables' },
+        ]);
+      }
+      await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
+      return { record: toEntity(em, row), created };
     });
   }
 
   /** PATCH by id (SPEC "Resources"): only the given fields change; `variables`, when given, replace all. */
   patch(workspaceId: string, id: string, patch: ResourcePatch): Promise<Resource> {
-    return this.write(workspaceId, async (em) => {
-      const resource = await findOwned(em, ResourceSchema, workspaceId, id, 'resource');
-      if (resource.deletedAt) throw new NotFoundError('resource', id);
+    return this.write(workspaceId, 'shared', async (em) => {
+      const resource = await this.lockOwned(em, workspaceId, id);
       const { variables, ...changes } = patch;
       const fields = { ...pickFields(resource), ...definedOnly(changes) };
-      await this.apply(em, workspaceId, [
-        { resource, fields, variables, variablesPath: 'body.variables', created: false },
-      ]);
+      const moved = selectorFacts(pickFields(resource)) !== selectorFacts(fields);
+      em.assign(resource, fields);
+      await em.flush();
+      if (variables) {
+        await this.replaceVariables(em, [
+          { resourceId: id, workspaceId, variables, variablesPath: 'body.variables' },
+        ]);
+      }
+      if (moved) await syncReleaseTargets(em, workspaceId, { resources: [{ id, ...fields }] });
       return resource;
     });
+  }
+
+  /** The live resource, its row locked until commit: its targets are this transaction's to compute. */
+  private async lockOwned(em: EntityManager, workspaceId: string, id: string): Promise<Resource> {
+    const resource = await em.findOne(ResourceSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!resource || resource.workspaceId !== workspaceId || resource.deletedAt) {
+      throw new NotFoundError('resource', id);
+    }
+    return resource;
   }
 
   /**
@@ -117,69 +147,100 @@ export class ResourceStore {
    * it (one identifier names one live resource of the workspace, and the latest set describing it
    * wins). The provider's resources the set leaves out are deleted, as DELETE deletes them.
    * Variables given replace the resource's; left out, they stay as they are (as with PUT).
+   *
+   * Written `SET_CHUNK` resources per statement, in the byte order of their identifiers, those left
+   * out among them; each chunk's targets are computed before the next chunk is read, and nothing of
+   * a chunk stays in memory after it.
    */
   setForProvider(
     workspaceId: string,
     providerId: string,
     resources: ProviderResourceInput[],
   ): Promise<ProviderSetOutcome> {
-    return this.write(workspaceId, async (em) => {
+    return this.write(workspaceId, 'shared', async (em) => {
       await findOwned(em, ResourceProviderSchema, workspaceId, providerId, 'resource provider');
+      await lockProviderSets(em, providerId);
       const identifiers = resources.map((input) => input.identifier);
-      const live =
-        identifiers.length > 0
-          ? await em.find(ResourceSchema, { workspaceId, identifier: { $in: identifiers }, deletedAt: null })
-          : [];
-      const named = new Map(live.map((resource) => [resource.identifier, resource]));
-      const writes = resources.map((input, index): ResourceWrite => {
-        const fields = fieldsOf(input);
-        const existing = named.get(input.identifier);
-        if (existing) existing.providerId = providerId;
-        return {
-          resource: existing ?? this.createResource(em, workspaceId, fields, providerId),
-          fields,
-          variables: input.variables,
-          variablesPath: `body.resources[${index}].variables`,
-          created: !existing,
-        };
-      });
-      const dropped = await em.find(ResourceSchema, {
-        workspaceId,
-        providerId,
-        deletedAt: null,
-        ...(identifiers.length > 0 ? { identifier: { $nin: identifiers } } : {}),
-      });
-      const deletedAt = new Date();
-      for (const resource of dropped) resource.deletedAt = deletedAt;
-      await this.apply(
-        em,
-        workspaceId,
-        writes,
-        dropped.map((resource) => resource.id),
-      );
-      const created = writes.filter((write) => write.created).length;
-      return { created, replaced: writes.length - created, deleted: dropped.length };
+      const dropped = await ownedIdentifiersOutside(em, workspaceId, providerId, new Set(identifiers));
+      const entries: SetEntry[] = [
+        ...resources.map((input, index) => ({ identifier: input.identifier, input, index })),
+        ...dropped.map((identifier) => ({ identifier })),
+      ];
+      // Byte order, as collation "C" sorts them in db/resourceRows.ts; each key encoded once.
+      const keys = new Map(entries.map((entry) => [entry, Buffer.from(entry.identifier, 'utf8')]));
+      entries.sort((a, b) => Buffer.compare(keys.get(a)!, keys.get(b)!));
+      keys.clear();
+      const outcome: ProviderSetOutcome = { created: 0, replaced: 0, deleted: 0 };
+      for (let start = 0; start < entries.length; start += SET_CHUNK) {
+        const chunk = entries.slice(start, start + SET_CHUNK);
+        const written = await this.writeSetChunk(em, workspaceId, providerId, chunk);
+        outcome.created += written.created;
+        outcome.replaced += written.replaced;
+        outcome.deleted += written.deleted;
+        em.clear();
+      }
+      return outcome;
     });
   }
 
-  private write<T>(workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  private async writeSetChunk(
+    em: EntityManager,
+    workspaceId: string,
+    providerId: string,
+    chunk: SetEntry[],
+  ): Promise<ProviderSetOutcome> {
+    const locked = await lockLive(
+      em,
+      workspaceId,
+      chunk.map((entry) => entry.identifier),
+    );
+    const upserts = chunk.filter((entry) => 'input' in entry);
+    const written = await upsertRows(
+      em,
+      workspaceId,
+      upserts.map((entry) => fieldsOf(entry.input)),
+      providerId,
+      locked,
+    );
+    const goneIds = await deleteOwned(
+      em,
+      workspaceId,
+      providerId,
+      chunk.filter((entry) => !('input' in entry)).map((entry) => entry.identifier),
+    );
+    const idOf = new Map(written.map(({ row }) => [row.identifier, row.id]));
+    await this.replaceVariables(
+      em,
+      upserts
+        .filter((entry) => entry.input.variables)
+        .map((entry) => ({
+          resourceId: idOf.get(entry.identifier)!,
+          workspaceId,
+          variables: entry.input.variables!,
+          variablesPath: `body.resources[${entry.index}].variables`,
+        })),
+    );
+    const resources = written.filter((write) => write.moved).map(({ row }) => targetResource(row));
+    if (resources.length > 0 || goneIds.length > 0) {
+      await syncReleaseTargets(em, workspaceId, { resources, goneIds });
+    }
+    const created = written.filter((write) => write.created).length;
+    return { created, replaced: written.length - created, deleted: goneIds.length };
+  }
+
+  private write<T>(
+    workspaceId: string,
+    mode: 'exclusive' | 'shared',
+    work: (em: EntityManager) => Promise<T>,
+  ): Promise<T> {
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
-          await lockWorkspaceTargets(em, workspaceId);
+          await lockWorkspaceTargets(em, workspaceId, mode);
           return work(em);
         }),
       'Another live resource in this workspace already has that identifier',
     );
-  }
-
-  private createResource(
-    em: EntityManager,
-    workspaceId: string,
-    fields: ResourceFields,
-    providerId: string | null,
-  ): Resource {
-    return em.create(ResourceSchema, { id: newId(), workspaceId, ...fields, providerId, deletedAt: null });
   }
 
   /** Ctrlplane's bulk update: the live resource's variables become exactly `variables`. */
@@ -191,55 +252,22 @@ export class ResourceStore {
     return this.em.transactional(async (em) => {
       const resource = await em.findOne(ResourceSchema, { workspaceId, identifier, deletedAt: null });
       if (!resource) throw new NotFoundError('resource with identifier', identifier);
-      const write = {
-        resource,
-        fields: pickFields(resource),
-        variables,
-        variablesPath: 'body',
-        created: false,
-      };
-      await this.replaceVariables(em, [write]);
+      await this.replaceVariables(em, [
+        { resourceId: resource.id, workspaceId, variables, variablesPath: 'body' },
+      ]);
       return resource;
     });
   }
 
-  /**
-   * Writes the resources' fields, then the variables of those that carry some, then recomputes in
-   * one pass the release targets of every resource whose selector facts changed and of the
-   * resources deleted alongside (`deletedIds`, already marked), which lose theirs.
-   */
-  private async apply(
-    em: EntityManager,
-    workspaceId: string,
-    writes: ResourceWrite[],
-    deletedIds: string[] = [],
-  ): Promise<void> {
-    const moved = writes.filter(
-      (write) => write.created || selectorFacts(pickFields(write.resource)) !== selectorFacts(write.fields),
-    );
-    for (const write of writes) em.assign(write.resource, write.fields);
-    await em.flush();
-    await this.replaceVariables(em, writes);
-    if (deletedIds.length > 0) {
-      const resourceIds = [...moved.map((write) => write.resource.id), ...deletedIds];
-      await syncReleaseTargets(em, workspaceId, { resourceIds });
-    } else if (moved.length > 0) {
-      const resources = moved.map((write) => ({ id: write.resource.id, ...write.fields }));
-      await syncReleaseTargets(em, workspaceId, { resources });
-    }
-  }
-
   /** Each resource that carries `variables` gets exactly those, through the unit of work. */
-  private async replaceVariables(em: EntityManager, writes: ResourceWrite[]): Promise<void> {
-    const replacing = writes.filter((write) => write.variables);
+  private async replaceVariables(em: EntityManager, replacing: VariablesWrite[]): Promise<void> {
     if (replacing.length === 0) return;
-    const resourceIds = replacing.map((write) => write.resource.id);
+    const resourceIds = replacing.map((write) => write.resourceId);
     const rows = await em.find(ResourceVariableSchema, { resourceId: { $in: resourceIds } });
-    for (const { resource, variables, variablesPath } of replacing) {
-      const { id: resourceId, workspaceId } = resource;
+    for (const { resourceId, workspaceId, variables, variablesPath } of replacing) {
       const secrets = this.secrets.forRecord(workspaceId, 'resource', resourceId);
       const stored = new Map(rows.filter((v) => v.resourceId === resourceId).map((v) => [v.key, v]));
-      variables!.forEach((variable, index) => {
+      variables.forEach((variable, index) => {
         const current = stored.get(variable.key);
         stored.delete(variable.key);
         let value: unknown;
@@ -310,9 +338,8 @@ export class ResourceStore {
 
   /** Sets `deletedAt` and removes the resource's release targets. */
   delete(workspaceId: string, id: string): Promise<Resource> {
-    return this.write(workspaceId, async (em) => {
-      const resource = await findOwned(em, ResourceSchema, workspaceId, id, 'resource');
-      if (resource.deletedAt) throw new NotFoundError('resource', id);
+    return this.write(workspaceId, 'shared', async (em) => {
+      const resource = await this.lockOwned(em, workspaceId, id);
       resource.deletedAt = new Date();
       await em.flush();
       await syncReleaseTargets(em, workspaceId, { resourceIds: [id] });
@@ -323,6 +350,11 @@ export class ResourceStore {
   async deleteByIdentifier(workspaceId: string, identifier: string): Promise<Resource> {
     return this.delete(workspaceId, (await this.getByIdentifier(workspaceId, identifier)).id);
   }
+}
+
+/** The row an upsert returned, as the entity the API presents (managed, as if read). */
+function toEntity(em: EntityManager, row: ResourceRow): Resource {
+  return em.map(ResourceSchema, row);
 }
 
 function pickFields(resource: Resource): ResourceFields {

@@ -350,7 +350,7 @@ describe('resource providers over HTTP', () => {
         ),
         'body.resources[0].createdAt',
       );
-      const tooMany = Array.from({ length: 1001 }, (_, i) => ({
+      const tooMany = Array.from({ length: 100_001 }, (_, i) => ({
         identifier: `n${i}`,
         name: 'n',
         kind: 'k',
