@@ -20,10 +20,10 @@ deny contains msg if {
 
 /** About a second of one SLOW evaluation, well under the 10 s a process may run. */
 const SLOW_INPUT = { n: 700 };
-/** Seconds of one SLOW evaluation: more than the 1.5 s deadline the test gives, less than 10 s. */
-const HOLDING_INPUT = { n: 1200 };
-/** Far more than the budget the test gives. */
-const SLOWER_INPUT = { n: 2000 };
+/** About 2 s of one SLOW evaluation on an idle machine: four times the 0.5 s deadline the test gives, under 10 s on a busy one. */
+const HOLDING_INPUT = { n: 2000 };
+/** About 8 s on an idle machine: far more than the 2 s budget the test gives, which stops it. */
+const SLOWER_INPUT = { n: 4000 };
 
 /** Notes in `finished` when the call ended, however it ended. */
 const noteEnd = (finished: string[], label: string, call: Promise<unknown>) =>
@@ -101,7 +101,7 @@ describe('OPA fair share and budgets', () => {
       ...OPA_LIMITS,
       slots: 1,
       slotsPerWorkspace: 1,
-      sessionDeadlineMs: 1_500,
+      sessionDeadlineMs: 500,
     });
     // The engine's first call writes its capabilities: done before the sessions under test begin.
     expect(await engine.session('workspace-a').deny(FAST, { tag: '1.0' })).toEqual([]);
