@@ -18,6 +18,12 @@ const steps = proxyLocalActivities<Activities>({
 const DEADLINE_FROM_START = 'lease-deadline-from-start';
 /** A lease whose time ran out expires every lapsed claim, its own among them, in one statement. */
 const SWEEP = 'lease-sweeps-lapsed-claims';
+/**
+ * A wake is cleared when it is acted on, not at the top of each round: a wake that came with the
+ * first task (a report right after the claim) was otherwise cleared before the lease slept, and the
+ * lease slept until the deadline and ended `gone` instead of `released`.
+ */
+const WAKE_KEPT = 'lease-wake-kept-until-acted-on';
 
 export interface LeaseWorkflowInput {
   jobId: string;
@@ -51,7 +57,7 @@ export async function leaseWorkflow(input: LeaseWorkflowInput): Promise<LeaseOut
   });
   let deadline = input.expiresAt !== undefined && patched(DEADLINE_FROM_START) ? input.expiresAt : undefined;
   for (;;) {
-    woken = false;
+    if (!patched(WAKE_KEPT)) woken = false;
     let remainingMs: number;
     if (deadline !== undefined) {
       remainingMs = Math.max(0, Date.parse(deadline) - Date.now());
@@ -65,7 +71,10 @@ export async function leaseWorkflow(input: LeaseWorkflowInput): Promise<LeaseOut
       // A job that heartbeats for days would grow the history without bound; start afresh instead.
       if (workflowInfo().continueAsNewSuggested)
         await continueAsNew<typeof leaseWorkflow>({ jobId: input.jobId, claimId: input.claimId });
-      if (await condition(() => woken, remainingMs)) continue;
+      if (await condition(() => woken, remainingMs)) {
+        woken = false;
+        continue;
+      }
     }
     if (patched(SWEEP)) {
       const verdict = await steps.sweepLapsedClaims(input.jobId, input.claimId);
