@@ -119,10 +119,15 @@ export function buildOnce(): void {
  */
 const AS_USERS_RUN = { MALLOC_ARENA_MAX: '2' };
 
-/** Runs `flightdeck <args>` from dist/ with the given environment (added to this process's). */
+/**
+ * Runs `flightdeck <args>` from dist/ with the given environment (added to this process's).
+ * BENCH_NODE_FLAGS are node flags for it, and so for the API and worker `start` runs with its own
+ * flags (`--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each process, written as it exits).
+ */
 function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
   buildOnce();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
     cwd: ROOT,
     // Several processes run at once: none takes the default metrics port.
     env: { ...process.env, ...AS_USERS_RUN, LOG_LEVEL: 'warn', FLIGHTDECK_METRICS_PORT: 'off', ...env },
