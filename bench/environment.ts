@@ -362,3 +362,18 @@ export async function waitForWorker(temporal: TaskQueueDescriber, taskQueue: str
     return (queue.pollers?.length ?? 0) > 0;
   }, 'the worker');
 }
+
+/** SQL against the stack's database (node-postgres placeholders). */
+export type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+/** The one number a `SELECT count(*)::int AS n …` answers. */
+export async function count(query: Query, sql: string, params: unknown[] = []): Promise<number> {
+  return (await query<{ n: number }>(sql, params))[0]!.n;
+}
+
+/** Jobs queued for a job agent now. */
+export function queuedJobs(query: Query, agentId: string): Promise<number> {
+  return count(query, `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`, [
+    agentId,
+  ]);
+}

@@ -11,6 +11,9 @@ import {
   workspaceApi,
   type FlightdeckStack,
   type StackRole,
+  count,
+  queuedJobs,
+  type Query,
 } from './environment';
 
 /**
@@ -52,7 +55,6 @@ function sizes(list: string): number[] {
 }
 
 type Call = ReturnType<typeof workspaceApi>;
-type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
 /** A figure's value in every run, and their median. */
 interface Repeated {
@@ -217,21 +219,12 @@ function laneBuilder(call: Call, query: Query, systemId: string) {
   };
 }
 
-async function count(query: Query, sql: string, params: unknown[] = []): Promise<number> {
-  return (await query<{ n: number }>(sql, params))[0]!.n;
-}
-
 /** A version of the deployment; resolves once every target's job is queued, with how long that took. */
 async function fanOut(call: Call, query: Query, deployment: LaneDeployment, tag: string): Promise<number> {
   const started = performance.now();
   await call('POST', `/deployments/${deployment.id}/versions`, { tag });
   await waitFor(
-    async () =>
-      (await count(
-        query,
-        `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
-        [deployment.agentId],
-      )) === deployment.size,
+    async () => (await queuedJobs(query, deployment.agentId)) === deployment.size,
     `${deployment.size} queued jobs`,
     1_800_000,
   );
@@ -431,12 +424,7 @@ async function measureReaper(stack: FlightdeckStack, call: Call, query: Query, l
     client.close();
     const times = [...expiries.values()];
     await waitFor(
-      async () =>
-        (await count(
-          query,
-          `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
-          [deployment.agentId],
-        )) === size,
+      async () => (await queuedJobs(query, deployment.agentId)) === size,
       `${size} leases to be reaped`,
       (LEASE_SECONDS + 600) * 1000,
     );

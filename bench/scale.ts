@@ -5,7 +5,16 @@ import { Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { Pool } from 'pg';
 import { newId } from '../db/ids';
-import { round, startFlightdeckStack, waitFor, workspaceApi, type StackRole } from './environment';
+import {
+  count,
+  queuedJobs,
+  round,
+  startFlightdeckStack,
+  waitFor,
+  workspaceApi,
+  type Query,
+  type StackRole,
+} from './environment';
 
 /**
  * A version on BENCH_SCALE_TARGETS (100,000) release targets, on the stack users run (`flightdeck
@@ -26,8 +35,6 @@ const PROBE_AFTER_MS = Number(process.env.BENCH_SCALE_PROBE_AFTER_MS ?? 20_000);
 /** How long to wait for the trailing work to drain; past it, what is left is reported instead. */
 const DRAIN_WAIT_MS = Number(process.env.BENCH_SCALE_DRAIN_WAIT_MS ?? 7_200_000);
 const TASK_QUEUE = 'flightdeck';
-
-type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
 export async function run(): Promise<Record<string, unknown>> {
   const stack = await startFlightdeckStack();
@@ -116,10 +123,7 @@ export async function run(): Promise<Record<string, unknown>> {
     // The fan-out.
     const sent = performance.now();
     await call('POST', `/deployments/${big.deploymentId}/versions`, { tag: '1.0.0' });
-    const queuedFor = (agentId: string) =>
-      count(query, `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`, [
-        agentId,
-      ]);
+    const queuedFor = (agentId: string) => queuedJobs(query, agentId);
 
     const probes = (async () => {
       await sleep(PROBE_AFTER_MS);
@@ -216,10 +220,6 @@ export async function run(): Promise<Record<string, unknown>> {
     await pool.end();
     await stack.stop();
   }
-}
-
-async function count(query: Query, sql: string, params: unknown[] = []): Promise<number> {
-  return (await query<{ n: number }>(sql, params))[0]!.n;
 }
 
 /** Workflow tasks waiting in the task queue, as the server counts them. */

@@ -11,7 +11,7 @@ import {
 } from '../domain/releaseTargets';
 import { enqueueOrchestration } from './outbox';
 import { paced } from './pace';
-import { wakeReleases } from './releaseWake';
+import { OPEN_RELEASE_SQL, wakeReleases } from './releaseWake';
 import { uuidArray } from './sql';
 
 /**
@@ -95,7 +95,7 @@ export async function applyReleaseTargetChanges(
             (SELECT coalesce(array_agg(r.id), '{}') FROM release r
                JOIN gone g ON r.resource_id = g.resource_id AND r.environment_id = g.environment_id
                           AND r.deployment_id = g.deployment_id
-              WHERE r.phase IN ('pending', 'running')) AS woken`,
+              WHERE ${OPEN_RELEASE_SQL}) AS woken`,
     [...columns(changes.removed), workspaceId, ...columns(changes.added)],
   );
   if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });

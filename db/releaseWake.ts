@@ -12,6 +12,12 @@ export async function wakeReleases(em: EntityManager, releaseIds: readonly strin
   );
 }
 
+/**
+ * A release `r` not yet finished: the predicate of the partial index `release_open_idx`, so the
+ * lookups of open releases by target use it.
+ */
+export const OPEN_RELEASE_SQL = "r.phase IN ('pending', 'running')";
+
 /** Releases not yet finished on these targets. */
 export async function openReleasesOfTargets(
   em: EntityManager,
@@ -23,7 +29,7 @@ export async function openReleasesOfTargets(
     `SELECT r.id FROM release r
        JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS t(resource_id, environment_id, deployment_id)
          ON r.resource_id = t.resource_id AND r.environment_id = t.environment_id AND r.deployment_id = t.deployment_id
-      WHERE r.phase IN ('pending', 'running') AND r.id <> coalesce(?::uuid, '00000000-0000-0000-0000-000000000000')`,
+      WHERE ${OPEN_RELEASE_SQL} AND r.id <> coalesce(?::uuid, '00000000-0000-0000-0000-000000000000')`,
     [
       uuidArray(targets.map((t) => t.resourceId)),
       uuidArray(targets.map((t) => t.environmentId)),
