@@ -181,11 +181,13 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
       }
     };
     /**
-     * Reports success until some API has recorded it (a resent report whose first answer was lost
-     * is answered 202 again). A 409 stale_claim means the lease expired first (the job went back to
-     * the queue for another agent): that handout is counted as expired, with what the job says.
+     * Reports success until some API has recorded it. A 409 stale_claim means the claim is gone:
+     * either a report whose answer was lost (an API killed after its commit) ended it, and the job
+     * is successful, or the lease expired first (the job went back to the queue for another agent):
+     * that handout is counted as expired, with what the job says.
      */
     const reportSuccess = async (agent: number, handout: Handout, claimId: string) => {
+      let answerLost = false;
       for (;;) {
         try {
           const done = await send<{ code?: string }>(agent, 'PUT', `/jobs/${handout.jobId}/status`, {
@@ -200,6 +202,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
             'GET',
             `/jobs/${handout.jobId}`,
           );
+          if (answerLost && job.body.job.status === 'successful') return completions.push(handout.jobId);
           expired.push(handout);
           report(
             `lease of job ${handout.jobId} (agent ${agent}) expired ${Date.now() - handout.at} ms after its claim; the job is ${job.body.job.status}: ${job.body.job.message}`,
@@ -207,6 +210,7 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
           return;
         } catch (error) {
           if (!(error as { lost?: boolean }).lost) throw error;
+          answerLost = true;
         }
       }
     };
