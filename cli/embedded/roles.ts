@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { atNiceness, terminate } from './processes';
+import { atNiceness, lowerSessionPriority, terminate } from './processes';
 
 /**
  * The API and the worker of `flightdeck start`, each `flightdeck api` / `flightdeck worker` in a
@@ -62,6 +62,7 @@ export function spawnRole<R extends Role>(
   ready.catch(() => undefined);
   if (child.pid === undefined) throw new Error(`Could not start ${NAMES[role].toLowerCase()} (${file})`);
   const pid = child.pid;
+  if (options.niceness !== undefined) lowerSessionPriority(pid, options.niceness);
   return {
     pid,
     ready,

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
-import { assertPortFree, atNiceness, stopLeftover, tail, terminate } from './processes';
+import { assertPortFree, atNiceness, lowerSessionPriority, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
 
 export interface TemporalDevServerOptions {
@@ -115,6 +115,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   fs.closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`Could not start ${options.cliPath}`);
+  if (options.niceness !== undefined) lowerSessionPriority(pid, options.niceness);
   child.unref();
   fs.writeFileSync(pidFile, String(pid));
 

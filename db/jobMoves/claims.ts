@@ -3,6 +3,7 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../outbox';
 import { leaseExpiries, leaseReaperLag } from '../domainMetrics';
+import { preparedStatement, runPrepared } from '../preparedStatements';
 
 /**
  * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -33,52 +34,49 @@ export interface ClaimRequest {
   leaseSeconds: number | null;
 }
 
+/** The claim (`claimJob`): $1 job, $2 agent, $3 workspace, $4 claim id, $5 lease seconds or null, $6 trace context. */
+const CLAIM = preparedStatement(
+  'claim_job',
+  `WITH claimed AS (
+     UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
+      WHERE id = $1 AND job_agent_id = $2 AND workspace_id = $3 AND status = 'queued'
+      RETURNING *
+   ), lease AS (
+     INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
+     SELECT id, job_agent_id, workspace_id, $4::uuid, $5::int, now() + make_interval(secs => $5::int)
+       FROM claimed WHERE $5::int IS NOT NULL
+     RETURNING job_id, claim_id, lease_seconds, claim_expires_at
+   ), started AS (
+     INSERT INTO outbox (kind, payload, trace_context)
+     SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', $3::text, 'jobAgentId', $2::text,
+                                              'jobId', job_id, 'claimId', claim_id,
+                                              'expiresAt', to_char(claim_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
+            $6::jsonb
+       FROM lease
+     RETURNING id
+   )
+   SELECT c.*, l.claim_id AS lease_claim_id, l.lease_seconds AS lease_length,
+          l.claim_expires_at AS lease_expires_at,
+          (SELECT count(*) FROM started) AS outbox,
+          (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
+     FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
+);
+
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
-  const [row] = await em.execute<
-    (Record<string, unknown> & {
+  const [row] = await runPrepared<
+    Record<string, unknown> & {
       lease_claim_id: string | null;
       lease_length: number | null;
-      lease_expires_at: string | null;
-    })[]
-  >(
-    `WITH claimed AS (
-       UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = ? AND job_agent_id = ? AND workspace_id = ? AND status = 'queued'
-        RETURNING *
-     ), lease AS (
-       INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
-       SELECT id, job_agent_id, workspace_id, ?::uuid,
-              ?::int,
-              now() + make_interval(secs => ?::int)
-         FROM claimed WHERE ?::int IS NOT NULL
-       RETURNING job_id, claim_id, lease_seconds, claim_expires_at
-     ), started AS (
-       INSERT INTO outbox (kind, payload, trace_context)
-       SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', ?::text, 'jobAgentId', ?::text,
-                                                'jobId', job_id, 'claimId', claim_id,
-                                                'expiresAt', to_char(claim_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
-              ?::jsonb
-         FROM lease
-       RETURNING id
-     )
-     SELECT c.*, l.claim_id AS lease_claim_id, l.lease_seconds AS lease_length,
-            l.claim_expires_at AS lease_expires_at,
-            (SELECT count(*) FROM started) AS outbox,
-            (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
-       FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
-    [
-      request.jobId,
-      request.jobAgentId,
-      request.workspaceId,
-      request.claimId,
-      request.leaseSeconds,
-      request.leaseSeconds,
-      request.leaseSeconds,
-      request.workspaceId,
-      request.jobAgentId,
-      outboxTraceContext(),
-    ],
-  );
+      lease_expires_at: Date | null;
+    }
+  >(em, CLAIM, [
+    request.jobId,
+    request.jobAgentId,
+    request.workspaceId,
+    request.claimId,
+    request.leaseSeconds,
+    outboxTraceContext(),
+  ]);
   if (row) {
     const { lease_claim_id: claimId, lease_length: leaseSeconds, lease_expires_at: expiresAt, ...job } = row;
     return {

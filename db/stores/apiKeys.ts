@@ -5,6 +5,7 @@ import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { newId } from '../ids';
+import { preparedStatement, runPrepared } from '../preparedStatements';
 import { listPage } from './common';
 
 const KEY_PREFIX = 'fdk_';
@@ -28,6 +29,13 @@ function summary({ keyHash: _hash, ...shown }: ApiKey): ApiKeySummary {
 
 /** Last use is recorded at most this often per key, so a busy key does not write on every request. */
 const LAST_USED_RESOLUTION = "interval '60 seconds'";
+
+const AUTHENTICATE = preparedStatement(
+  'authenticate_api_key',
+  `SELECT id, workspace_id, job_agent_id,
+          (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale
+     FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
+);
 
 export class ApiKeyStore {
   constructor(private readonly em: EntityManager) {}
@@ -86,14 +94,12 @@ export class ApiKeyStore {
    */
   async authenticate(key: string): Promise<Principal | undefined> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return undefined;
-    const [row] = await this.em
-      .getConnection()
-      .execute<{ id: string; workspace_id: string; job_agent_id: string | null; stale: boolean }[]>(
-        `SELECT id, workspace_id, job_agent_id,
-                (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale
-           FROM api_key WHERE key_hash = ? AND revoked_at IS NULL`,
-        [hashApiKey(key)],
-      );
+    const [row] = await runPrepared<{
+      id: string;
+      workspace_id: string;
+      job_agent_id: string | null;
+      stale: boolean;
+    }>(this.em, AUTHENTICATE, [hashApiKey(key)]);
     if (!row) return undefined;
     if (row.stale) await this.recordUse(row.id);
     return { kind: 'apiKey', workspaceId: row.workspace_id, apiKeyId: row.id, jobAgentId: row.job_agent_id };

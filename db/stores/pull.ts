@@ -10,6 +10,7 @@ import { newId } from '../ids';
 import { changeJobStatus } from '../jobMoves';
 import type { SecretBox } from '../secrets';
 import { openTree, jobSecrets } from '../sensitiveValues';
+import { preparedStatement, runPrepared } from '../preparedStatements';
 
 /** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
 export interface PollItem {
@@ -60,6 +61,60 @@ interface AgentRow {
   config: Record<string, unknown>;
 }
 
+/** An agent of the caller's workspace, by id. */
+const READ_AGENT = preparedStatement(
+  'pull_read_agent',
+  `SELECT id, name, type, config FROM job_agent WHERE id = $1 AND workspace_id = $2`,
+);
+
+/**
+ * The poll, one statement whose cost does not grow with the queue: whether the agent is the
+ * workspace's, its page read from the queue's index alone (`job_agent_queue_idx`), only the page's
+ * jobs opened, and the total counted at most `$6` jobs (`pollTotal` says when it stopped there).
+ * Another workspace's agent yields no agent and so no jobs.
+ */
+const POLL = preparedStatement(
+  'pull_poll',
+  `WITH agent AS (
+     SELECT id FROM job_agent WHERE id = $1 AND workspace_id = $2
+   ), page AS (
+     SELECT id, created_at FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3
+      ORDER BY created_at, id LIMIT $4 OFFSET $5)
+   SELECT
+     EXISTS (SELECT 1 FROM agent) AS agent_found,
+     (SELECT coalesce(json_agg(json_build_object(
+               'id', j.id, 'status', j.status, 'releaseId', j.release_id, 'workflowRunId', j.workflow_run_id,
+               'createdAt', j.created_at,
+               'deployment', CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END,
+               'environment', CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END,
+               'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END)
+             ORDER BY p.created_at, p.id), '[]')
+        FROM page p
+        JOIN job j ON j.id = p.id
+        LEFT JOIN deployment d ON d.id = j.deployment_id
+        LEFT JOIN environment e ON e.id = j.environment_id
+        LEFT JOIN resource r ON r.id = j.resource_id) AS items,
+     (SELECT count(*)::int FROM (
+        SELECT 1 FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3 LIMIT $6) queued) AS counted`,
+);
+
+/** A heartbeat's fence and extension (`PullStore.heartbeat`). */
+const HEARTBEAT = preparedStatement(
+  'pull_heartbeat',
+  `UPDATE job_claim c SET claim_expires_at = now() + make_interval(secs => c.lease_seconds)
+     FROM job_agent a
+    WHERE c.job_id = $1 AND c.workspace_id = $2 AND a.id = c.job_agent_id
+      AND ($3::uuid IS NULL OR c.job_agent_id = $3::uuid)
+      AND (c.claim_id = $4::uuid
+           OR ($4::uuid IS NULL AND NOT coalesce((a.config->>'enforceClaimId')::boolean, false)))
+    RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at`,
+);
+
+/** A key scoped to one agent sees only that agent: another agent's id answers 404, as if unknown. */
+function assertCallerMayAct(caller: AgentCaller, jobAgentId: string): void {
+  if (caller.jobAgentId && caller.jobAgentId !== jobAgentId) throw new NotFoundError('job agent', jobAgentId);
+}
+
 /** Who may act for which agent: a key scoped to one agent sees only that agent (others answer 404). */
 export interface AgentCaller {
   workspaceId: string;
@@ -72,31 +127,21 @@ export class PullStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  private async agent(caller: AgentCaller, jobAgentId: string): Promise<AgentRow> {
-    const [agent] = await this.em.execute<AgentRow[]>(
-      `SELECT id, name, type, config FROM job_agent WHERE id = ? AND workspace_id = ?`,
-      [jobAgentId, caller.workspaceId],
-    );
-    if (!agent || (caller.jobAgentId && caller.jobAgentId !== jobAgentId))
-      throw new NotFoundError('job agent', jobAgentId);
-    return agent;
-  }
-
   /**
    * Only an `http-pull` agent's jobs are handed out (claim, legacy queue) or given back: a push
    * agent's job carries the push agent's decrypted endpoint and credentials.
    */
   private async pullAgent(caller: AgentCaller, jobAgentId: string): Promise<AgentRow> {
-    const agent = await this.agent(caller, jobAgentId);
+    assertCallerMayAct(caller, jobAgentId);
+    const [agent] = await runPrepared<AgentRow>(this.em, READ_AGENT, [jobAgentId, caller.workspaceId]);
+    if (!agent) throw new NotFoundError('job agent', jobAgentId);
     if (agent.type !== 'http-pull') throw notPullAgent(agent.type);
     return agent;
   }
 
   /**
-   * The poll: side-effect free, oldest first, an immediate answer (no long poll). Its cost does not
-   * grow with the queue: the page is read from the queue's index alone (`job_agent_queue_idx`), only
-   * the page's jobs are opened, and the total is counted at most `POLL_COUNT_AHEAD` past the page
-   * (`countLimit` says when it stopped there).
+   * The poll: side-effect free, oldest first, an immediate answer (no long poll), one statement
+   * (`POLL`) whose cost does not grow with the queue.
    */
   async poll(
     caller: AgentCaller,
@@ -104,36 +149,18 @@ export class PullStore {
     status: JobStatus,
     page: PageRequest,
   ): Promise<Page<PollItem>> {
-    await this.agent(caller, jobAgentId);
+    assertCallerMayAct(caller, jobAgentId);
     const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
-    // One round trip: the page from the queue's index, its jobs opened, and the bounded count.
-    const [row] = await this.em.execute<{ items: PollItem[]; counted: number }[]>(
-      `WITH page AS (
-         SELECT id, created_at FROM job WHERE job_agent_id = ? AND status = ?
-          ORDER BY created_at, id LIMIT ? OFFSET ?)
-       SELECT
-         (SELECT coalesce(json_agg(json_build_object(
-                   'id', j.id, 'status', j.status, 'releaseId', j.release_id, 'workflowRunId', j.workflow_run_id,
-                   'createdAt', j.created_at,
-                   'deployment', CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END,
-                   'environment', CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END,
-                   'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END)
-                 ORDER BY p.created_at, p.id), '[]')
-            FROM page p
-            JOIN job j ON j.id = p.id
-            LEFT JOIN deployment d ON d.id = j.deployment_id
-            LEFT JOIN environment e ON e.id = j.environment_id
-            LEFT JOIN resource r ON r.id = j.resource_id) AS items,
-         (SELECT count(*)::int FROM (SELECT 1 FROM job WHERE job_agent_id = ? AND status = ? LIMIT ?) queued) AS counted`,
-      [jobAgentId, status, page.limit, page.offset, jobAgentId, status, cap],
+    const [row] = await runPrepared<{ agent_found: boolean; items: PollItem[]; counted: number }>(
+      this.em,
+      POLL,
+      [jobAgentId, caller.workspaceId, status, page.limit, page.offset, cap],
     );
-    const items = (row?.items ?? []).map((item) => ({
-      ...item,
-      createdAt: new Date(item.createdAt).toISOString(),
-    }));
+    if (!row?.agent_found) throw new NotFoundError('job agent', jobAgentId);
+    const items = row.items.map((item) => ({ ...item, createdAt: new Date(item.createdAt).toISOString() }));
     return {
       items,
-      ...pollTotal(page, items.length, row?.counted ?? 0, cap),
+      ...pollTotal(page, items.length, row.counted, cap),
       limit: page.limit,
       offset: page.offset,
     };
@@ -192,17 +219,10 @@ export class PullStore {
    * answer says why: no such job (404), or its claim is gone or another one's (409, with its status).
    */
   async heartbeat(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<LeaseState> {
-    const [row] = await this.em.execute<
-      { claim_id: string; lease_seconds: number; claim_expires_at: string }[]
-    >(
-      `UPDATE job_claim c SET claim_expires_at = now() + make_interval(secs => c.lease_seconds)
-         FROM job_agent a
-        WHERE c.job_id = ? AND c.workspace_id = ? AND a.id = c.job_agent_id
-          AND (?::uuid IS NULL OR c.job_agent_id = ?::uuid)
-          AND (c.claim_id = ?::uuid
-               OR (?::uuid IS NULL AND NOT coalesce((a.config->>'enforceClaimId')::boolean, false)))
-        RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at`,
-      [jobId, caller.workspaceId, caller.jobAgentId, caller.jobAgentId, claimId ?? null, claimId ?? null],
+    const [row] = await runPrepared<{ claim_id: string; lease_seconds: number; claim_expires_at: Date }>(
+      this.em,
+      HEARTBEAT,
+      [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null],
     );
     if (row) {
       jobHeartbeats.inc();

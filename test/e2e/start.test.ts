@@ -189,6 +189,15 @@ describe('flightdeck start (embedded stack)', () => {
       temporal: [10],
     });
     expect({ api: niceness(api), postgres: niceness(postgres!) }).toEqual({ api: [0], postgres: [0] });
+    // Each role leads a session of its own; where the kernel shares the CPU between sessions first
+    // (autogroups), the background sessions are niced as well, and the API's is not.
+    if (fs.existsSync(`/proc/${api}/autogroup`)) {
+      expect({
+        api: autogroupNiceness(api),
+        worker: autogroupNiceness(worker),
+        temporal: autogroupNiceness(temporal!),
+      }).toEqual({ api: 0, worker: 10, temporal: 10 });
+    }
     expect(environment(worker).MALLOC_ARENA_MAX).toBe('2');
     expect(environment(api).MALLOC_ARENA_MAX).toBe('2');
 
@@ -266,6 +275,11 @@ function environment(pid: number): Record<string, string> {
   return Object.fromEntries(
     entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
   );
+}
+
+/** The niceness of the autogroup a process's session has (`/autogroup-<n> nice <value>`). */
+function autogroupNiceness(pid: number): number {
+  return Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))?.[1]);
 }
 
 /** The distinct niceness values of a process's threads (field 19 of /proc/<pid>/task/<tid>/stat). */

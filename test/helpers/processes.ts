@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { atNiceness } from '../../cli/embedded/processes';
+import { atNiceness, lowerSessionPriority } from '../../cli/embedded/processes';
 import { harnessValue } from '../harness';
 import type { TestStack } from './stack';
 
@@ -31,7 +31,7 @@ export function spawnFlightdeck(
     options.niceness === undefined
       ? { file: node[0], args: node.slice(1) }
       : atNiceness(options.niceness, node[0], node.slice(1));
-  return spawn(command.file, command.args, {
+  const child = spawn(command.file, command.args, {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -47,6 +47,11 @@ export function spawnFlightdeck(
     stdio: ['ignore', options.stdout ?? 'ignore', options.stderr ?? 'inherit'],
     detached: options.detached ?? false,
   });
+  // A detached child leads a session of its own: its autogroup needs the niceness too.
+  if (options.detached && options.niceness !== undefined && child.pid !== undefined) {
+    lowerSessionPriority(child.pid, options.niceness);
+  }
+  return child;
 }
 
 /** Kills a detached child and everything it started, as a machine's death would. */

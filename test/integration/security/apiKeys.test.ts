@@ -93,7 +93,9 @@ describe('API keys: list, revoke, last use', () => {
     const em = stack.orm.em.fork() as EntityManager;
     const connection = em.getConnection();
     const failingWrites = {
+      isInTransaction: () => false,
       getConnection: () => ({
+        getKnex: () => connection.getKnex(),
         execute: (sql: string, params: unknown[], method?: 'all' | 'get' | 'run') =>
           sql.trimStart().startsWith('UPDATE')
             ? Promise.reject(new Error('cannot execute UPDATE in a read-only transaction'))
