@@ -1,15 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { chunk } from '../domain/orchestration';
+import { chunk, type OrchestrationMessage } from '../domain/orchestration';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { enqueueOrchestrations } from './outbox';
 import { uuidArray } from './sql';
 
+/** The outbox messages that ask the workflows of these releases to evaluate again. */
+export function releaseWakeMessages(releaseIds: readonly string[]): OrchestrationMessage[] {
+  return chunk([...new Set(releaseIds)]).map((ids) => ({ kind: 'release.wake', releaseIds: ids }));
+}
+
 /** Asks the workflows of these releases to evaluate again, once the transaction commits. */
 export async function wakeReleases(em: EntityManager, releaseIds: readonly string[]): Promise<void> {
-  await enqueueOrchestrations(
-    em,
-    chunk([...new Set(releaseIds)]).map((ids) => ({ kind: 'release.wake', releaseIds: ids })),
-  );
+  await enqueueOrchestrations(em, releaseWakeMessages(releaseIds));
 }
 
 /**

@@ -3,8 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../entities';
-import { enqueueOrchestration } from '../outbox';
-import { wakeReleases } from '../releaseWake';
+import { enqueueOrchestrations } from '../outbox';
+import type { OrchestrationMessage } from '../../domain/orchestration';
+import { releaseWakeMessages } from '../releaseWake';
 
 export interface JobStatusChange {
   status?: JobStatus;
@@ -29,25 +30,25 @@ export interface JobScope {
   jobAgentId?: string | null;
 }
 
+/** A job's claim record, and whether its agent requires the claim id on every write. */
+interface ClaimRecord {
+  claimId: string;
+  enforce: boolean;
+}
+
 /**
  * Checks a claim id against the job's claim record: a write that carries a claim id must carry the
  * current one, and under the agent's `enforceClaimId` every write must carry it (409 otherwise). A
  * claim id given for a job whose claim has ended (requeued, expired, cancelled, or ended by the
  * final report) is stale too, whatever the write says; the answer names the job's status, so an
- * agent whose final report was taken though its answer was lost can tell. Returns the claim
- * record, if there is one.
+ * agent whose final report was taken though its answer was lost can tell.
  */
-export async function fenceClaim(
-  em: EntityManager,
-  job: { id: string; status: JobStatus },
+function fenceClaim(
+  job: { status: JobStatus },
+  claim: ClaimRecord | undefined,
   claimId: string | undefined,
-): Promise<{ claim_id: string } | undefined> {
-  const [claim] = await em.execute<{ claim_id: string; enforce: boolean }[]>(
-    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
-       FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
-    [job.id],
-  );
-  const stale = claimId !== undefined ? claimId !== claim?.claim_id : claim?.enforce === true;
+): void {
+  const stale = claimId !== undefined ? claimId !== claim?.claimId : claim?.enforce === true;
   if (stale) {
     throw new ConflictError(
       claimId
@@ -56,7 +57,36 @@ export async function fenceClaim(
       'stale_claim',
     );
   }
-  return claim;
+}
+
+/**
+ * The job, locked for the move, then its claim record. Two statements on purpose: under READ
+ * COMMITTED a statement that waited for the job's lock sees the job as the other transaction left
+ * it but every other row as its snapshot had it, so a claim read in the same statement could be one
+ * a racing expiry has already deleted. Jobs are locked before claims, the order every status move
+ * and the reaper take.
+ */
+async function lockJobWithClaim(
+  tx: EntityManager,
+  scope: JobScope,
+  jobId: string,
+): Promise<{ job: Job; claim: ClaimRecord | undefined } | undefined> {
+  const job = await tx.findOne(
+    JobSchema,
+    {
+      id: jobId,
+      ...(scope.workspaceId ? { workspaceId: scope.workspaceId } : {}),
+      ...(scope.jobAgentId ? { jobAgentId: scope.jobAgentId } : {}),
+    },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
+  if (!job) return undefined;
+  const [claim] = await tx.execute<{ claim_id: string; enforce: boolean }[]>(
+    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
+       FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
+    [job.id],
+  );
+  return { job, claim: claim ? { claimId: claim.claim_id, enforce: claim.enforce } : undefined };
 }
 
 /**
@@ -66,6 +96,7 @@ export async function fenceClaim(
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
  * evaluate again when the move matters to it (SPEC: "the status report enqueues a desired-release
  * evaluation"), or a workflow run's when the job ends. Reporting the status a job already has changes nothing else.
+ * Its outbox messages (the lease's end, the wakes) are one statement.
  */
 export async function changeJobStatus(
   em: EntityManager,
@@ -74,14 +105,10 @@ export async function changeJobStatus(
   change: JobStatusChange,
 ): Promise<Job> {
   return em.transactional(async (tx) => {
-    const where = {
-      id: jobId,
-      ...(scope.workspaceId ? { workspaceId: scope.workspaceId } : {}),
-      ...(scope.jobAgentId ? { jobAgentId: scope.jobAgentId } : {}),
-    };
-    const job = await tx.findOne(JobSchema, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!job) throw new NotFoundError('job', jobId);
-    const claim = await fenceClaim(tx, job, change.claimId);
+    const locked = await lockJobWithClaim(tx, scope, jobId);
+    if (!locked) throw new NotFoundError('job', jobId);
+    const { job, claim } = locked;
+    fenceClaim(job, claim, change.claimId);
     const status = change.status ?? job.status;
     if (change.from && !change.from.includes(job.status)) {
       throw new ConflictError(
@@ -99,16 +126,18 @@ export async function changeJobStatus(
     if (status === 'in_progress' && !job.startedAt) job.startedAt = new Date();
     if (status === 'queued' && moved) job.startedAt = null;
     if (isTerminalJobStatus(status) && !job.completedAt) job.completedAt = new Date();
+    const messages: OrchestrationMessage[] = [];
     if (claim && (isTerminalJobStatus(status) || status === 'queued')) {
       await tx.execute('DELETE FROM job_claim WHERE job_id = ?', [jobId]);
-      await enqueueOrchestration(tx, { kind: 'lease.end', jobId, claimId: claim.claim_id });
+      messages.push({ kind: 'lease.end', jobId, claimId: claim.claimId });
     }
     if (moved && change.wakeRelease !== false) {
       if (job.releaseId && (await releaseWaitsFor(tx, jobId, status)))
-        await wakeReleases(tx, [job.releaseId]);
+        messages.push(...releaseWakeMessages([job.releaseId]));
       if (job.workflowRunId && isTerminalJobStatus(status))
-        await enqueueOrchestration(tx, { kind: 'workflowRun.wake', runId: job.workflowRunId });
+        messages.push({ kind: 'workflowRun.wake', runId: job.workflowRunId });
     }
+    await enqueueOrchestrations(tx, messages);
     return job;
   });
 }

@@ -4,7 +4,7 @@
  * domain/jobStatus.ts and performs its side effects (a claim's end with its lease workflow, the
  * release's wake) in the same transaction.
  */
-export { changeJobStatus, fenceClaim, type JobScope, type JobStatusChange } from './change';
+export { changeJobStatus, type JobScope, type JobStatusChange } from './change';
 export { cancelOpenJobs } from './cancel';
 export {
   claimJob,
