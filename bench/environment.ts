@@ -179,6 +179,33 @@ function pssMb(pid: number): number {
   }
 }
 
+/** Linux reports CPU times in USER_HZ ticks, 100 a second on every architecture it runs on. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (user and system) a process has used so far, in ms; with `reapedChildren`, also that of
+ * the children it has waited for (PostgreSQL's backends that have ended, under its postmaster).
+ */
+function cpuMs(pid: number, reapedChildren = false): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command's closing parenthesis: field 3 (state) first, so utime (14) is the 12th.
+    const [utime, stime, cutime, cstime] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .slice(11, 15)
+      .map(Number) as [number, number, number, number];
+    return ((utime + stime + (reapedChildren ? cutime + cstime : 0)) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time of PostgreSQL's processes together: the postmaster, its live backends and the ended ones. */
+function postgresCpuMs(postmaster: number): number {
+  return childrenOf(postmaster).reduce((sum, pid) => sum + cpuMs(pid), cpuMs(postmaster, true));
+}
+
 function processProbe(pid: number): MemoryProbe {
   // The kernel updates the high-water mark lazily: it may lag the resident set by a few pages.
   return { now: () => rssMb(pid, 'VmRSS'), peak: () => Math.max(rssMb(pid, 'VmHWM'), rssMb(pid, 'VmRSS')) };
@@ -212,6 +239,8 @@ export interface FlightdeckStack {
   memoryNow(): Record<StackRole, number>;
   /** Memory by role at its peak so far, in MiB. */
   memoryPeak(): Record<StackRole, number>;
+  /** CPU time used so far by role, in ms: what a phase cost each process is the difference of two readings. */
+  cpuMs(): Record<StackRole, number>;
   stop(): Promise<void>;
 }
 
@@ -278,6 +307,13 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
       temporalAddress: runtime.temporalAddress,
       memoryNow: () => byRole((probe) => probe.now()),
       memoryPeak: () => byRole((probe) => probe.peak()),
+      cpuMs: () => ({
+        start: cpuMs(start.pid),
+        api: cpuMs(runtime.processes.api),
+        worker: cpuMs(runtime.processes.worker),
+        temporal: cpuMs(runtime.processes.temporal),
+        postgres: postgresCpuMs(postmaster),
+      }),
       stop,
     };
   } catch (error) {

@@ -33,7 +33,10 @@ import {
  *   together by 32 claimers and left to expire: how long after its own expiry each job was back in
  *   the queue, by the database's clock;
  * - /healthz latency while a version fans out to BENCH_PULL_FANOUT_TARGETS (10,000) targets;
- * - memory of each process: idle after start, at its peak, idle again after the load.
+ * - memory of each process: idle after start, at its peak, idle again after the load;
+ * - where the time goes: for the PUTs, the claims and the polls, the CPU each process of the stack
+ *   (and the benchmark's own clients) spent per operation, and how many of the machine's cores the
+ *   phase kept busy.
  */
 const REPEATS = Number(process.env.BENCH_PULL_REPEATS ?? 3);
 const AGENTS = Number(process.env.BENCH_PULL_AGENTS ?? 16);
@@ -75,7 +78,7 @@ export async function run(): Promise<Record<string, unknown>> {
     await sleep(5_000);
     const idleAtStart = stack.memoryNow();
     const system = await call('POST', '/systems', { name: 'pull' });
-    const lanes = laneBuilder(call, query, system.id);
+    const lanes = laneBuilder(stack, call, query, system.id);
 
     // The large fan-out's lane: its resources once, a deployment per run.
     const fanoutLane = await lanes.create('fanout', FANOUT_TARGETS, REPEATS);
@@ -153,7 +156,7 @@ interface Lane {
  * agent of its own), and the resources, PUT through the API by concurrent writers. Each
  * deployment's targets are the lane's first `size` resources; the lane waits until they all exist.
  */
-function laneBuilder(call: Call, query: Query, systemId: string) {
+function laneBuilder(stack: FlightdeckStack, call: Call, query: Query, systemId: string) {
   return {
     async create(label: string, resources: number, copies: number, specs?: DeploymentSpec[]): Promise<Lane> {
       const all =
@@ -183,6 +186,7 @@ function laneBuilder(call: Call, query: Query, systemId: string) {
         deployments.push({ id: deployment.id, agentId, size: spec.size, name: spec.name });
       }
       const latencies: number[] = [];
+      const cpu = cpuProfile(stack);
       const started = performance.now();
       await inParallel(resources, WRITERS, async (n) => {
         const membership = Object.fromEntries(all.map((spec) => [spec.name, n < spec.size ? 'in' : 'out']));
@@ -196,6 +200,7 @@ function laneBuilder(call: Call, query: Query, systemId: string) {
         latencies.push(performance.now() - sent);
       });
       const seconds = (performance.now() - started) / 1000;
+      const cpuPerPut = cpu.perOperation(resources);
       latencies.sort((a, b) => a - b);
       for (const deployment of deployments) {
         await waitFor(
@@ -211,6 +216,7 @@ function laneBuilder(call: Call, query: Query, systemId: string) {
         puts: {
           putsPerSecond: round(resources / seconds, 1),
           latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
+          cpuMsPerPut: cpuPerPut,
         },
         deployments,
         deployment: (name) => deployments.find((deployment) => deployment.name === name)!,
@@ -255,6 +261,7 @@ async function measureClaims(stack: FlightdeckStack, call: Call, query: Query, d
   let firstClaim = 0;
   let lastClaim = 0;
   const deadline = Date.now() + CLAIMS_TIMEOUT_MS;
+  const cpu = cpuProfile(stack);
   const timed = async <T>(latencies: number[], work: () => Promise<T>): Promise<T> => {
     const sent = performance.now();
     const result = await work();
@@ -308,6 +315,7 @@ async function measureClaims(stack: FlightdeckStack, call: Call, query: Query, d
     }),
   );
   client.close();
+  const cpuPerJob = cpu.perOperation(deployment.size);
   const successful = await count(
     query,
     `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'successful'`,
@@ -338,6 +346,7 @@ async function measureClaims(stack: FlightdeckStack, call: Call, query: Query, d
         p50: round(percentile(heartbeatLatencies, 50)),
         p99: round(percentile(heartbeatLatencies, 99)),
       },
+      cpuMsPerJob: cpuPerJob,
       conflicts,
       handedOut: handedOut.size,
       handedOutTwice,
@@ -369,6 +378,7 @@ async function measurePolls(stack: FlightdeckStack, call: Call, query: Query, te
     entry += size;
     const client = new ApiClient({ apiUrl: stack.apiUrl, apiKey: stack.apiKey });
     const latencies: number[] = [];
+    const cpu = cpuProfile(stack);
     await Promise.all(
       Array.from({ length: AGENTS }, async () => {
         for (let n = 0; n < POLLS_PER_AGENT; n++) {
@@ -385,15 +395,49 @@ async function measurePolls(stack: FlightdeckStack, call: Call, query: Query, te
       }),
     );
     client.close();
+    const cpuPerPoll = cpu.perOperation(AGENTS * POLLS_PER_AGENT);
     // The next runs' database as this one's: without these copies.
     await query('DELETE FROM job WHERE job_agent_id = $1', [agentId]);
     latencies.sort((a, b) => a - b);
     figures[`queued${size}`] = {
       p50Ms: round(percentile(latencies, 50)),
       p99Ms: round(percentile(latencies, 99)),
+      cpuMsPerPoll: cpuPerPoll,
     };
   }
   return figures;
+}
+
+/**
+ * Where a phase's time goes: from now until `perOperation` is called, the CPU each process of the
+ * stack spent, and the benchmark's own (its HTTP clients: the agents' side), in ms per operation;
+ * `coresBusy` is all of it over the phase's wall-clock time (the machine's ceiling is its core count).
+ */
+function cpuProfile(stack: FlightdeckStack) {
+  const read = () => {
+    const own = process.cpuUsage();
+    return { ...stack.cpuMs(), bench: (own.user + own.system) / 1000 };
+  };
+  const before = read();
+  const started = performance.now();
+  return {
+    perOperation(operations: number): Figures {
+      const after = read();
+      const perRole = Object.fromEntries(
+        (Object.keys(after) as (keyof typeof after)[]).map((role) => [
+          role,
+          round((after[role] - before[role]) / operations, 2),
+        ]),
+      );
+      const sum = (reading: typeof after) => Object.values(reading).reduce((all, ms) => all + ms, 0);
+      const total = sum(after) - sum(before);
+      return {
+        ...perRole,
+        total: round(total / operations, 2),
+        coresBusy: round(total / (performance.now() - started), 2),
+      };
+    },
+  };
 }
 
 /**

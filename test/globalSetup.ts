@@ -9,11 +9,13 @@ import { ensureOpa } from '../cli/opa';
 import { ensureTemporalCli } from '../cli/temporalCli';
 import { migrate, openDatabase } from '../db/database';
 import { bundleWorkflows } from '../worker/workflowSource';
+import { ensureChromium } from './chromium';
 import { databaseUrl, HARNESS_ENV } from './harness';
 
 /**
  * Once per jest run: one Temporal dev server (in memory, our search attributes registered), one
  * migrated template database that each test file clones, and one workflow bundle for every worker.
+ * What the suite needs on the machine (Temporal's CLI, OPA, Chromium) is found or got first.
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
@@ -24,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
   const cli = await ensureTemporalCli(log);
   // Stacks find it in the cache (test/helpers/stack.ts).
   await ensureOpa(log);
+  const chromium = await ensureChromium(log);
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const templateDatabase = `flightdeck_test_${runId}_template`;
 
@@ -54,6 +57,7 @@ export default async function globalSetup(): Promise<void> {
   process.env[HARNESS_ENV.templateDatabase] = templateDatabase;
   process.env[HARNESS_ENV.runId] = runId;
   process.env[HARNESS_ENV.workflowBundle] = bundlePath;
+  process.env[HARNESS_ENV.chromium] = chromium;
   (globalThis as Record<string, unknown>).__flightdeckHarness = {
     temporal,
     guardian,

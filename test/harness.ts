@@ -9,6 +9,7 @@ export const HARNESS_ENV = {
   templateDatabase: 'FLIGHTDECK_TEST_TEMPLATE_DB',
   runId: 'FLIGHTDECK_TEST_RUN_ID',
   workflowBundle: 'FLIGHTDECK_WORKFLOW_BUNDLE',
+  chromium: 'FLIGHTDECK_TEST_CHROMIUM',
 } as const;
 
 export function harnessValue(name: keyof typeof HARNESS_ENV): string {

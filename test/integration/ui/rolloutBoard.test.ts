@@ -3,13 +3,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { harnessValue } from '../../harness';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
 import { agentKey } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or CHROMIUM_PATH. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where the board's screenshot is written, for people and for the README. */
 const SCREENSHOT = path.join(__dirname, '../../../test-results/rollout-board.png');
 
@@ -26,7 +25,7 @@ describe('rollout board (/ui)', () => {
     server = http.createServer(stack.app.app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath: harnessValue('chromium'), args: ['--no-sandbox'] });
 
     const api = recordsApi(stack);
     await api.agent('board-runner', 'test-runner', { status: 'successful' });
