@@ -46,7 +46,7 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends Z
   /** Served at the root (`/healthz`) instead of under `/v1` and `/api/v1`. */
   root?: boolean;
   /**
-   * A pull-agent endpoint: it needs HTTPS (SPEC "Authentication" 4), and it is the only kind of
+   * A pull-agent endpoint: it needs HTTPS (docs/behaviour.md "Authentication"), and it is the only kind of
    * route a key scoped to one job agent may call.
    */
   pull?: boolean;

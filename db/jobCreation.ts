@@ -23,7 +23,7 @@ import { openConfig, openValue, jobSecrets, resealMetricHeaders, sealedValue } f
 import { uuidArray } from './sql';
 
 /**
- * SPEC "Flow" step 4: the jobs of releases that may proceed, written with their release target's
+ * docs/behaviour.md "Flow" step 4: the jobs of releases that may proceed, written with their release target's
  * slot. The slot (`release_target_state.active_release_id`) is taken by compare and set, so at most
  * one release has active jobs on a target. The plan itself is pure (domain/jobPlan.ts); this module
  * loads what it needs and writes it, for one release (`startReleaseJobs`, a workflow whose gates

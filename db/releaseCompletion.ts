@@ -6,7 +6,7 @@ export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
 
 /**
  * Ends a release (once; later calls change nothing) and frees its target. A success makes it the
- * target's current release (SPEC "Flow" step 7). The other open releases of the target are woken —
+ * target's current release (docs/behaviour.md "Flow" step 7). The other open releases of the target are woken —
  * one of them may now run — and, after a success, so are this version's releases that wait in
  * other environments, whose progression rules may now pass, and the releases on this resource
  * whose version depends on this deployment.

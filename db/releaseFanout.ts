@@ -15,7 +15,7 @@ import { uuidArray } from './sql';
 import { versionFanout } from './domainMetrics';
 
 /**
- * Creating releases (SPEC "Flow", steps 1–4), set-based: one batch of release targets is one
+ * Creating releases (docs/behaviour.md "Flow", steps 1–4), set-based: one batch of release targets is one
  * transaction and a handful of statements, whatever its size. A version gets a release on a target
  * only when it can ever deploy there (domain/eligibility.ts). Each new release's gates are decided
  * at once by the same `evaluateGates` its workflow runs; for those that pass and get their

@@ -14,7 +14,7 @@ import { windowState } from './windows';
 import type { PlanVerdict } from './planValidation';
 
 /**
- * Policy gates of a release (DESIGN §5): every rule of every enabled policy whose selector matches
+ * Policy gates of a release (docs/design.md "Release workflow"): every rule of every enabled policy whose selector matches
  * the release target applies, together (AND). Pure and deterministic — the release workflow runs
  * it on facts an activity read, with the workflow's clock — so its history shows why a release
  * waited.

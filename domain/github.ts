@@ -2,8 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { JobStatus } from './jobStatus';
 
 /**
- * The GitHub workflow runner's rules (SPEC: "a push agent of kind workflow runner receives these
- * inputs: the job id, the version tag, the environment name and the resource identifier").
+ * The GitHub workflow runner's rules (docs/behaviour.md "Push agents": a
+ * workflow run receives the job id, the version tag, the environment name and the resource identifier).
  */
 
 export interface WorkflowRunState {

@@ -18,14 +18,14 @@ const template = z.string().min(1).max(65_536);
 export const GITHUB_API_URL = 'https://api.github.com';
 export const TFE_ADDRESS = 'https://app.terraform.io';
 
-/** Pull agents (SPEC "Pull job agents"); a lease (phase V2) is opt-in. */
+/** Pull agents (docs/behaviour.md "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
   lease: z.boolean().optional().describe('true: a 60-second lease'),
   enforceClaimId: z.boolean().optional(),
 });
 
-/** GitHub workflow runner (SPEC attribute table, "workflow runner"), as a GitHub App or with a token. */
+/** GitHub workflow runner (docs/behaviour.md "Job agent entry", workflow runner), as a GitHub App or with a token. */
 export const GithubAppConfig = z.strictObject({
   owner: z.string().min(1).optional(),
   repo: z.string().min(1).optional(),
@@ -39,14 +39,14 @@ export const GithubAppConfig = z.strictObject({
   base_url: z.url().optional().describe('GitHub API URL (GitHub Enterprise); default https://api.github.com'),
 });
 
-/** Argo CD (SPEC attribute table, "GitOps sync"). */
+/** Argo CD (docs/behaviour.md "Job agent entry", GitOps sync). */
 export const ArgoCdConfig = z.strictObject({
   template: template.optional(),
   server_url: z.url().optional(),
   api_key: secret.optional(),
 });
 
-/** Terraform Cloud / Enterprise (SPEC attribute table, "infrastructure workspace"). */
+/** Terraform Cloud / Enterprise (docs/behaviour.md "Job agent entry", infrastructure workspace). */
 export const TfeConfig = z.strictObject({
   organization: z.string().min(1).optional(),
   template: template.optional(),

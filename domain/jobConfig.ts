@@ -2,7 +2,7 @@ import { AGENT_OWNED_KEYS } from './jobAgents';
 import type { JobAgentType } from './jobAgentTypes';
 
 /**
- * Job configuration (SPEC "Job"): merged from four sources, highest priority first — the version's
+ * Job configuration (docs/behaviour.md "Job"): merged from four sources, highest priority first — the version's
  * `jobAgentConfig`, the deployment's agent configuration, the resolved variables, the release
  * context — over the job agent's own configuration. Objects merge key by key; anything else
  * (arrays included) is replaced by the higher source. The agent type's endpoint and credential keys

@@ -8,13 +8,13 @@ import { referenceView, resolveVariables, type ResolvedVariable, type VariableSo
 import type { z } from 'zod';
 
 /**
- * SPEC "Flow" step 4, as a pure plan: the jobs one release gets, with their resolved variables,
+ * docs/behaviour.md "Flow" step 4, as a pure plan: the jobs one release gets, with their resolved variables,
  * merged configuration, dispatch context and verifications. The database layer loads the records
  * (secrets opened), takes the target's slot and writes the plan; the same plan serves a release
  * created ready to run by the fan-out and one whose gates opened later.
  */
 
-/** An entry of a deployment's `jobAgents` (SPEC "Job agent entry"), its config's secrets opened. */
+/** An entry of a deployment's `jobAgents` (docs/behaviour.md "Job agent entry"), its config's secrets opened. */
 export interface AgentEntry {
   ref: string;
   config: JsonObject;
@@ -122,14 +122,14 @@ export interface PlannedJob {
   message: string | null;
   /** Merged configuration, secrets sealed. */
   config: JsonObject;
-  /** SPEC "Job": the self-contained execution snapshot, secrets sealed. */
+  /** docs/behaviour.md "Job": the self-contained execution snapshot, secrets sealed. */
   dispatchContext: JsonObject;
   verifications: (VerificationSpec & { id: string })[];
 }
 
 /**
- * The status a job is created in. A pull agent's dispatch only queues the job (SPEC "Other agent
- * behavior"), so it is queued in the transaction that creates it; other agents' jobs wait for
+ * The status a job is created in. A pull agent's dispatch only queues the job (docs/behaviour.md "Pull job
+ * agents"), so it is queued in the transaction that creates it; other agents' jobs wait for
  * their dispatch to run.
  */
 export function createdJobStatus(type: JobAgentType): JobStatus {
@@ -268,7 +268,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
         resourceIdentifier: records.resource.identifier,
       },
     },
-    // Verifications are created at dispatch for every agent type (SPEC); a job that ends at once has none.
+    // Verifications are created at dispatch for every agent type (docs/behaviour.md "Job status"); a job that ends at once has none.
     verifications:
       job.status === 'invalid_job_agent'
         ? []

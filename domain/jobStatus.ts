@@ -1,5 +1,5 @@
 /**
- * Job statuses (DESIGN §6): one canonical set on the wire and in the database. Inputs also accept
+ * Job statuses (docs/design.md "Decisions"): one canonical set on the wire and in the database. Inputs also accept
  * the legacy spellings (`completed`, `failed`) and camelCase (`inProgress`, `invalidJobAgent`, …).
  */
 export const JOB_STATUSES = [
@@ -48,7 +48,7 @@ export function normalizeJobStatus(input: string): JobStatus | undefined {
 
 /**
  * A job in one of these holds its release target: no other release may start a job there
- * (DESIGN §5, invariant 2). `queued` counts; so does `triggered`, which is a push agent's run in
+ * (docs/design.md "Invariants" 2). `queued` counts; so does `triggered`, which is a push agent's run in
  * progress in its own system.
  */
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = [

@@ -7,7 +7,7 @@ import {
 } from './selectors';
 
 /**
- * Release targets (SPEC "What the service does"): deployment × environment × resource. A resource
+ * Release targets (docs/behaviour.md "What the service does"): deployment × environment × resource. A resource
  * takes part when
  *  - the deployment and the environment share a system,
  *  - the environment's selector includes it (an environment without a selector includes nothing),

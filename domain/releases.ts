@@ -1,7 +1,7 @@
 /**
- * Where a release is in its life. SPEC gives a release no status field (its state is the release
- * target's state); this phase is the orchestration's own bookkeeping, shown with the release's
- * evaluation.
+ * Where a release is in its life. A release has no status field: its state is its target's
+ * (docs/behaviour.md "Release"). This phase is the orchestration's own bookkeeping, shown with the
+ * release's evaluation.
  */
 export const RELEASE_PHASES = [
   'pending',

@@ -1,5 +1,5 @@
 /**
- * Deployment variables (SPEC "Deployment variable and variable value", DESIGN §6) and variable
+ * Deployment variables (docs/behaviour.md "Variables", docs/design.md "Decisions") and variable
  * sets (Ctrlplane's), resolved together for each release. A value is a JSON literal or a reference
  * into a related record: `{reference: 'resource', path: ['metadata', 'region']}`.
  */
@@ -170,7 +170,7 @@ export function matchingVariableSets(
 }
 
 /**
- * Resolves the variables of one release (DESIGN §6, and Ctrlplane's variable sets). For each key a
+ * Resolves the variables of one release (docs/design.md "Decisions": variable precedence, and Ctrlplane's variable sets). For each key a
  * deployment variable or a matching variable set defines, the first of these that gives a value
  * wins:
  *

@@ -1,4 +1,4 @@
-/** Version status (SPEC "Version status"): only `ready` versions get releases and jobs. */
+/** Version status (docs/behaviour.md "Version status"): only `ready` versions get releases and jobs. */
 export const VERSION_STATUSES = ['building', 'ready', 'failed'] as const;
 export type VersionStatus = (typeof VERSION_STATUSES)[number];
 

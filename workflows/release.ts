@@ -5,7 +5,7 @@ import { ReleaseRun, type ReleaseOutcome, type ReleaseWorkflowInput } from './re
 export type { ReleaseOutcome, ReleaseWorkflowInput } from './releaseRun';
 
 /**
- * `release/<releaseId>`: one release from creation to its end (SPEC "Flow" steps 3–7).
+ * `release/<releaseId>`: one release from creation to its end (docs/behaviour.md "Flow" steps 3–7).
  *
  * 1. Gates: read the facts, evaluate every policy rule (domain/gates.ts), and either start the jobs,
  *    wait (for a wake signal, or on a durable timer until a window opens or soak time ends), or end

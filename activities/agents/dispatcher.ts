@@ -40,7 +40,7 @@ export interface FollowResult {
   changed?: boolean;
 }
 
-/** One implementation per job agent type (SPEC: push agents and `http-pull`). */
+/** One implementation per job agent type (docs/behaviour.md "Push agents", "Pull job agents"). */
 export interface JobDispatcher {
   /** The first step without `step`; a later one with what the previous step answered. */
   dispatch(job: Job, deps: DispatchDeps, step?: DispatchStep): Promise<DispatchResult>;

@@ -1,7 +1,7 @@
 import { moveDispatchedJob } from '../../db/jobMoves';
 import type { JobDispatcher } from './dispatcher';
 
-/** SPEC "Other agent behavior": dispatching to an `http-pull` agent only queues the job; it pushes nothing. */
+/** docs/behaviour.md "Pull job agents": dispatching to an `http-pull` agent only queues the job; it pushes nothing. */
 export const httpPullDispatcher: JobDispatcher = {
   async dispatch(job, { em }) {
     await moveDispatchedJob(em, job.id, 'queued');

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ForbiddenError } from '../../domain/errors';
 
 /**
- * SPEC "Authentication" 4: pull endpoints are served over TLS, because a claim can return secret
+ * docs/behaviour.md "Authentication": pull endpoints are served over TLS, because a claim can return secret
  * values. A plain-HTTP request is accepted only when insecure pull is explicitly enabled, from the
  * loopback interface when no forwarding header says it came from further away (a local reverse
  * proxy forwarding plain HTTP), or from a trusted proxy whose chain says the client used HTTPS.

@@ -4,7 +4,7 @@ import { VariableWithValuesSchema } from './variable';
 import { z } from './zod';
 
 /**
- * A deployment read by id: its fields (SPEC: "the deployment"), and Ctrlplane's
+ * A deployment read by id: its fields (docs/behaviour.md "Deployment"), and Ctrlplane's
  * `DeploymentWithVariablesAndSystems` beside them — the same record as `deployment`, its `systems`
  * and its `variables` with their values — so clients of either read what they expect.
  */

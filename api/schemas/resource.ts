@@ -105,7 +105,7 @@ export const ProviderResourceEntry = UpsertResourceBody.extend({
   )
   .openapi('ProviderResource');
 
-/** SPEC "Resources": PATCH /v1/resources/{resourceId}, every field optional. */
+/** docs/behaviour.md "Resource": PATCH /v1/resources/{resourceId}, every field optional. */
 export const PatchResourceBody = z
   .object({
     name: Name.optional(),

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -104,12 +105,29 @@ export function atNiceness(niceness: number, file: string, args: string[]): { fi
  * the niced worker and Temporal ran 900 ms per second. Best effort: without autogroups (or
  * without /proc) there is nothing to set, and `nice` is what counts.
  */
-export function lowerSessionPriority(pid: number, niceness: number): void {
+function lowerSessionPriority(pid: number, niceness: number): void {
   try {
     fs.writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
   } catch {
     // No autogroup scheduling here: the process's own niceness is all there is.
   }
+}
+
+/**
+ * Spawns `file` leading a session of its own (`detached`: a terminal's Ctrl-C reaches only us, and
+ * we stop it in order), with `niceness` below the default priority when given: through `nice` from
+ * its first instruction, and for its session's autogroup too (both above).
+ */
+export function spawnSession(
+  file: string,
+  args: string[],
+  options: Omit<SpawnOptions, 'detached'> & { niceness?: number },
+): ChildProcess {
+  const { niceness, ...spawnOptions } = options;
+  const command = niceness === undefined ? { file, args } : atNiceness(niceness, file, args);
+  const child = spawn(command.file, command.args, { ...spawnOptions, detached: true });
+  if (niceness !== undefined && child.pid !== undefined) lowerSessionPriority(child.pid, niceness);
+  return child;
 }
 
 export function assertPortFree(host: string, port: number, hint: string): Promise<void> {

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { atNiceness, lowerSessionPriority, terminate } from './processes';
+import { spawnSession, terminate } from './processes';
 
 /**
  * The API and the worker of `flightdeck start`, each `flightdeck api` / `flightdeck worker` in a
@@ -38,15 +37,10 @@ export function spawnRole<R extends Role>(
 ): RoleProcess<R> {
   // The same runtime flags (tsx's loader, say), but no second debugger on the same port.
   const nodeArgs = process.execArgv.filter((arg) => !arg.startsWith('--inspect'));
-  const command = [process.execPath, [...nodeArgs, process.argv[1]!, role]] as const;
-  const { file, args } =
-    options.niceness === undefined
-      ? { file: command[0], args: [...command[1]] }
-      : atNiceness(options.niceness, command[0], [...command[1]]);
-  const child = spawn(file, args, {
+  const child = spawnSession(process.execPath, [...nodeArgs, process.argv[1]!, role], {
     env: options.env,
-    detached: true,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
   });
   const exited = new Promise<string>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`));
@@ -60,9 +54,8 @@ export function spawnRole<R extends Role>(
   });
   // Whoever awaits `ready` sees its failure; a stop after a failed start must not also report it.
   ready.catch(() => undefined);
-  if (child.pid === undefined) throw new Error(`Could not start ${NAMES[role].toLowerCase()} (${file})`);
+  if (child.pid === undefined) throw new Error(`Could not start ${NAMES[role].toLowerCase()}`);
   const pid = child.pid;
-  if (options.niceness !== undefined) lowerSessionPriority(pid, options.niceness);
   return {
     pid,
     ready,

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
-import { assertPortFree, atNiceness, lowerSessionPriority, stopLeftover, tail, terminate } from './processes';
+import { assertPortFree, spawnSession, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
 
 export interface TemporalDevServerOptions {
@@ -107,15 +106,13 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   }
 
   const log = fs.openSync(logFile, 'a');
-  const command =
-    options.niceness === undefined
-      ? { file: options.cliPath, args }
-      : atNiceness(options.niceness, options.cliPath, args);
-  const child = spawn(command.file, command.args, { detached: true, stdio: ['ignore', log, log] });
+  const child = spawnSession(options.cliPath, args, {
+    stdio: ['ignore', log, log],
+    ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
+  });
   fs.closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`Could not start ${options.cliPath}`);
-  if (options.niceness !== undefined) lowerSessionPriority(pid, options.niceness);
   child.unref();
   fs.writeFileSync(pidFile, String(pid));
 

@@ -4,7 +4,7 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { timestamps, workspaceScoped } from './common';
 
 /**
- * A job executes a release on one job agent (SPEC "Job"), or one step of a workflow run (then it
+ * A job executes a release on one job agent (docs/behaviour.md "Job"), or one step of a workflow run (then it
  * has no release, and a resource only when the run fans out over resources). Its configuration and
  * dispatch context are snapshots taken at creation; secrets in them are stored sealed.
  */

@@ -3,7 +3,7 @@ import type { GateEvaluation } from '../../domain/gates';
 import type { ReleasePhase } from '../../domain/releases';
 import { timestamps, workspaceScoped } from './common';
 
-/** The intent to deploy one version to one release target (SPEC "Release"). */
+/** The intent to deploy one version to one release target (docs/behaviour.md "Release"). */
 export const ReleaseSchema = defineEntity({
   name: 'Release',
   tableName: 'release',

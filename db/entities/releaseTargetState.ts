@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
 /**
- * SPEC "Release": the desired release (selected by policies), the current one (its job succeeded
+ * docs/behaviour.md "Release": the desired release (selected by policies), the current one (its job succeeded
  * and verified) and the latest job; plus the release holding the target while its jobs are active.
  */
 export const ReleaseTargetStateSchema = defineEntity({

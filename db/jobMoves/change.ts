@@ -94,8 +94,8 @@ async function lockJobWithClaim(
  * runner, a requeue, a cancel. The move must be allowed (409 otherwise); `startedAt` is set the
  * first time the job runs and `completedAt` once, on the first terminal status; a terminal status or
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
- * evaluate again when the move matters to it (SPEC: "the status report enqueues a desired-release
- * evaluation"), or a workflow run's when the job ends. Reporting the status a job already has changes nothing else.
+ * evaluate again when the move matters to it (docs/behaviour.md "Status report":
+ * it wakes the release), or a workflow run's when the job ends. Reporting the status a job already has changes nothing else.
  * Its outbox messages (the lease's end, the wakes) are one statement.
  */
 export async function changeJobStatus(

@@ -6,7 +6,7 @@ import { leaseExpiries, leaseReaperLag } from '../domainMetrics';
 import { preparedStatement, runPrepared } from '../preparedStatements';
 
 /**
- * Claiming and reaping (SPEC "Pull job agents"). A claim is ONE statement: it moves a queued job of
+ * Claiming and reaping (docs/behaviour.md "Pull job agents"). A claim is ONE statement: it moves a queued job of
  * the agent to in_progress and — for an agent with a lease (phase V2) — inserts the claim record
  * and the outbox row that starts the claim's lease workflow (which trails the claim: the answer
  * never waits on Temporal), notifies the relay, and returns the claimed job. Either all of

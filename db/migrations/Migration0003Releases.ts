@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Releases, jobs, verifications, approvals and the state of each release target. Two orchestration
- * invariants (DESIGN §5) are constraints here: one release per release target and version, and one
+ * invariants (docs/design.md "Invariants") are constraints here: one release per release target and version, and one
  * active job per release and agent entry; the target slot (`release_target_state.active_release_id`)
  * holds at most one release with active jobs per target.
  */

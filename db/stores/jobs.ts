@@ -69,7 +69,7 @@ export class JobStore {
   }
 
   /**
-   * SPEC "Status report": records it, sets completedAt on a terminal status, and wakes the release.
+   * docs/behaviour.md "Status report": records it, sets completedAt on a terminal status, and wakes the release.
    * A key scoped to a job agent may report only that agent's jobs.
    */
   reportStatus(

@@ -12,7 +12,7 @@ import type { SecretBox } from '../secrets';
 import { openTree, jobSecrets } from '../sensitiveValues';
 import { preparedStatement, runPrepared } from '../preparedStatements';
 
-/** SPEC "Job list item (pull poll)": what to claim, without dispatch context or variables. */
+/** docs/behaviour.md "Job list item": what to claim, without dispatch context or variables. */
 export interface PollItem {
   id: string;
   status: JobStatus;
@@ -167,7 +167,7 @@ export class PullStore {
   }
 
   /**
-   * SPEC "Claim": the job is handed out at most once; a loser gets 409, an unknown job or another
+   * docs/behaviour.md "Claim": the job is handed out at most once; a loser gets 409, an unknown job or another
    * agent's job 404. An agent with a lease (phase V2) also gets a claim record and its lease workflow.
    * The claim commits at once (its row lock is what racing agents wait on); if its answer then cannot
    * be built (a stored secret sealed under another key: 409), the claim is undone through the one
@@ -263,7 +263,7 @@ export class PullStore {
   }
 
   /**
-   * The legacy agent flow (SPEC "Legacy agent polling flow"): the agent's jobs that have not ended
+   * The legacy agent flow (docs/behaviour.md "Legacy agent polling flow"): the agent's jobs that have not ended
    * and carry no external id yet, with their release, variables and configuration. A workflow
    * run's jobs have no release to describe: that flow does not hand them out.
    */

@@ -112,7 +112,7 @@ export class ResourceStore {
     });
   }
 
-  /** PATCH by id (SPEC "Resources"): only the given fields change; `variables`, when given, replace all. */
+  /** PATCH by id (docs/behaviour.md "Resource"): only the given fields change; `variables`, when given, replace all. */
   patch(workspaceId: string, id: string, patch: ResourcePatch): Promise<Resource> {
     return this.write(workspaceId, 'shared', async (em) => {
       const resource = await this.lockOwned(em, workspaceId, id);

@@ -20,7 +20,7 @@ export interface TargetState {
   latestJob: Job | null;
 }
 
-/** SPEC "Release": a target's desired release, current release and latest job. */
+/** docs/behaviour.md "Release": a target's desired release, current release and latest job. */
 export class TargetStateStore {
   constructor(private readonly em: EntityManager) {}
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from './eventually';
+import { settled } from './settled';
 import type { TestStack } from './stack';
 
 /** Builders for orchestration tests: records through the HTTP API, and waits on what the workflows do. */
@@ -102,7 +103,7 @@ export function recordsApi(stack: TestStack) {
     async report(jobId: string, status: string, message?: string) {
       return send('put', `/jobs/${jobId}/status`, { status, message }, [202]);
     },
-    /** Waits until the jobs matching `query` number exactly `count` (and stay so for a moment). */
+    /** Waits until the jobs matching `query` number exactly `count`, and still do once the stack has settled. */
     async jobsSettleAt(count: number, query = '', what = `${count} jobs`): Promise<Job[]> {
       const jobs = await eventually(
         async () => {
@@ -111,7 +112,7 @@ export function recordsApi(stack: TestStack) {
         },
         { what, timeoutMs: 30_000 },
       );
-      await new Promise((resolve) => setTimeout(resolve, 750));
+      await settled(stack, `the stack to settle after ${what}`);
       const again = await this.jobs(query);
       if (again.length !== count)
         throw new Error(`expected ${count} jobs for "${query}", then saw ${again.length}`);

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { atNiceness, lowerSessionPriority } from '../../cli/embedded/processes';
+import { atNiceness, spawnSession } from '../../cli/embedded/processes';
 import { harnessValue } from '../harness';
 import type { TestStack } from './stack';
 
@@ -26,12 +26,14 @@ export function spawnFlightdeck(
     niceness?: number;
   } = {},
 ): ChildProcess {
-  const node = [process.execPath, '--import', 'tsx', path.join(ROOT, 'cli', 'main.ts'), ...args] as const;
-  const command =
-    options.niceness === undefined
-      ? { file: node[0], args: node.slice(1) }
-      : atNiceness(options.niceness, node[0], node.slice(1));
-  const child = spawn(command.file, command.args, {
+  const [file, ...nodeArgs] = [
+    process.execPath,
+    '--import',
+    'tsx',
+    path.join(ROOT, 'cli', 'main.ts'),
+    ...args,
+  ];
+  const spawnOptions: SpawnOptions = {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -45,13 +47,18 @@ export function spawnFlightdeck(
       ...options.env,
     },
     stdio: ['ignore', options.stdout ?? 'ignore', options.stderr ?? 'inherit'],
-    detached: options.detached ?? false,
-  });
-  // A detached child leads a session of its own: its autogroup needs the niceness too.
-  if (options.detached && options.niceness !== undefined && child.pid !== undefined) {
-    lowerSessionPriority(child.pid, options.niceness);
+  };
+  if (options.detached) {
+    return spawnSession(file!, nodeArgs, {
+      ...spawnOptions,
+      ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
+    });
   }
-  return child;
+  const command =
+    options.niceness === undefined
+      ? { file: file!, args: nodeArgs }
+      : atNiceness(options.niceness, file!, nodeArgs);
+  return spawn(command.file, command.args, spawnOptions);
 }
 
 /** Kills a detached child and everything it started, as a machine's death would. */

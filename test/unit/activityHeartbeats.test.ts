@@ -1,7 +1,7 @@
 import type { Context } from '@temporalio/activity';
 import { activityHeartbeats } from '../../worker/activityHeartbeats';
 
-/** DESIGN §5 invariant 6: ordinary activities heartbeat while they run, so a dead worker is noticed in seconds. */
+/** docs/design.md "Invariants" 6: ordinary activities heartbeat while they run, so a dead worker is noticed in seconds. */
 describe('activity heartbeats', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());

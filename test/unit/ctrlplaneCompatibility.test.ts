@@ -14,18 +14,18 @@ import operations from '../fixtures/ctrlplane-operations.json';
 /** Operations not served yet, each with why. */
 const UNSERVED: Record<string, string> = {};
 
-/** Operations served with another success status, each with why (SPEC.md or DESIGN.md decides). */
+/** Operations served with another success status, each with why (docs/behaviour.md or docs/design.md decides). */
 const OTHER_STATUS: Record<string, { status: number; reason: string }> = {};
 
 /**
- * Where the reference and SPEC.md (or a recorded decision) disagree, ours wins: each difference by
+ * Where the reference and docs/behaviour.md (or docs/design.md "Decisions") disagree, ours wins: each difference by
  * the reference schema and property it is about, with what we do.
  */
 const SPEC_WINS: Record<string, { schema: string; property?: string; ours: string }> = {
   'an omitted resourceSelector': {
     schema: 'CreateDeploymentRequest',
     property: 'resourceSelector',
-    ours: 'SPEC.md ("Deployment"): when absent, any resource in the deployment’s environments may be targeted',
+    ours: 'docs/behaviour.md ("Deployment"): when absent, any resource in the deployment’s environments may be targeted',
   },
   'job statuses on output': {
     schema: 'JobStatus',
@@ -92,7 +92,7 @@ describe('Ctrlplane compatibility', () => {
   });
 
   (fs.existsSync(reference) ? it : it.skip)(
-    'lists each difference SPEC.md wins, about schemas the reference has',
+    'lists each difference our documented behaviour wins, about schemas the reference has',
     () => {
       const document = JSON.parse(fs.readFileSync(reference, 'utf8')) as {
         components: { schemas: Record<string, { properties?: Record<string, unknown>; enum?: string[] }> };

@@ -5,7 +5,7 @@ import { pushAgents } from '../../helpers/push';
 import { capturedLogger, startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * SPEC "Job agent entry" (GitOps sync): the argo-cd agent renders an Application from its template
+ * docs/behaviour.md "Job agent entry" (GitOps sync): the argo-cd agent renders an Application from its template
  * with the release, creates or updates it, syncs it, and follows sync and health, end to end
  * through the API and the release workflow against a fake Argo CD.
  */

@@ -6,8 +6,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 import { FakeGithub, INSTALLATION_TOKEN } from '../../fakes/github';
 
 /**
- * SPEC "Job agent entry" (workflow runner) and "a push agent of kind workflow runner receives these
- * inputs": the github-app agent, end to end through the API and the release workflow against a
+ * docs/behaviour.md "Job agent entry" (workflow runner) and "Push agents" (the inputs a
+ * workflow run receives): the github-app agent, end to end through the API and the release workflow against a
  * fake GitHub that checks what it is sent.
  */
 describe('the GitHub workflow runner', () => {

@@ -5,7 +5,7 @@ import { pushAgents } from '../../helpers/push';
 import { capturedLogger, startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * SPEC "Job agent entry" (infrastructure workspace): the tfe agent renders the workspace from its
+ * docs/behaviour.md "Job agent entry" (infrastructure workspace): the tfe agent renders the workspace from its
  * template, creates or updates it, writes the job's variables (sensitive ones marked sensitive),
  * starts a run and follows it, end to end against a fake Terraform Cloud. Every log line of the
  * API, the worker and Temporal's runtime is captured, and the secret must be in none of them.

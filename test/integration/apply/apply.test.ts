@@ -4,6 +4,7 @@ import path from 'node:path';
 import { listen, type ApiServer } from '../../../api/server';
 import { applyCommand, type ApplyCommandOptions } from '../../../cli/commands/apply';
 import { recordsApi } from '../../helpers/orchestration';
+import { settled } from '../../helpers/settled';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 const EXAMPLE = path.join(__dirname, '../../../examples/scenario.yaml');
@@ -129,7 +130,7 @@ describe('flightdeck apply', () => {
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/No changes: all 15 record\(s\) are up to date\./);
     expect(result.out).not.toMatch(/created|updated/);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await settled(stack);
     expect(await api.jobs()).toHaveLength(4);
   });
 

@@ -5,7 +5,7 @@ import { exited, spawnFlightdeck } from '../../helpers/processes';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * DESIGN §5, invariant 6 (for the worker): kill -9 of the worker in the middle of releases loses
+ * docs/design.md "Invariants" 6 (for the worker): kill -9 of the worker in the middle of releases loses
  * nothing. Another worker picks the workflows up from Temporal's history; every release ends, and
  * no job is created twice.
  */

@@ -3,7 +3,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * DESIGN §5, invariant 6: a worker that dies after a dispatch committed but before Temporal
+ * docs/design.md "Invariants" 6: a worker that dies after a dispatch committed but before Temporal
  * recorded it gets the dispatch activity retried. The retry must answer what the first attempt
  * did, or the release waits forever for a job nobody completes (the crash test caught this).
  */

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeyStore } from '../../../db/stores/apiKeys';
 import { eventually } from '../../helpers/eventually';
 import { dtstart, recordsApi } from '../../helpers/orchestration';
+import { settled } from '../../helpers/settled';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Policy gates hold releases back, say why, and let them go when the rule passes — without a request where time decides. */
@@ -9,8 +10,6 @@ describe('policy gates', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
   let secondKey: string;
-
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -75,7 +74,7 @@ describe('policy gates', () => {
         what: 'the first approval to count',
       },
     );
-    await pause(500);
+    await settled(stack);
     expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
 
     await approve(secondKey);
@@ -110,7 +109,7 @@ describe('policy gates', () => {
       .set('x-api-key', secondKey)
       .send({})
       .expect(202);
-    await pause(1000);
+    await settled(stack);
     expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
   });
 

@@ -4,6 +4,7 @@ import { releaseStateQuery } from '../../../workflows/definitions';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
+import { settled } from '../../helpers/settled';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Job status reports, release operations, retries, verifications, target state and visibility. */
@@ -187,7 +188,7 @@ describe('release operations', () => {
         (r) => r.id === waiting.id && r.phase !== 'running' && r.evaluation?.decision === 'wait',
         'the redeploy to wait for its approval',
       );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await settled(stack);
       expect(await api.jobs(`&releaseId=${waiting.id}`)).toHaveLength(1);
       const shown = await api.get<{ redeploys: { overrideReason: string | null }[] }>(
         `/releases/${waiting.id}`,

@@ -1,5 +1,6 @@
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
+import { settled } from '../../helpers/settled';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
@@ -94,7 +95,7 @@ describe('release orchestration scenario', () => {
 
   it('creates nothing when a resource is upserted unchanged', async () => {
     await api.resource('qa-service-2', 'service', { env: 'qa' });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await settled(stack);
     expect(await api.jobs()).toHaveLength(7);
   });
 

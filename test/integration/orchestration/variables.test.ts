@@ -4,7 +4,7 @@ import { recordsApi, type Job } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Variable resolution (DESIGN §6), as a created job carries it in its dispatch context: the
+ * Variable resolution (docs/design.md "Decisions": variable precedence), as a created job carries it in its dispatch context: the
  * resource's own variable, then the deployment's values whose selector matches (highest priority
  * first), then the default; references into workspace, deployment, environment, resource and version;
  * keys nothing resolves left out; sensitive values sealed in storage and hidden in responses.

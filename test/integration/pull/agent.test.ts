@@ -11,7 +11,7 @@ import { agentKey, pullFixture, serveStack, type PullFixture } from '../../helpe
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * SPEC "Pull job agents" with the reference agent (`flightdeck agent run`) as a real process: it runs
+ * docs/behaviour.md "Pull job agents" with the reference agent (`flightdeck agent run`) as a real process: it runs
  * a shell command per job with the variables in its environment (`FLIGHTDECK_VAR_<name>`, and the
  * names given to `--env`) and the dispatch context in a file;
  * a killed agent's lease expires and another agent finishes the job; SIGTERM finishes or gives back.

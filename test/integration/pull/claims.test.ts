@@ -7,7 +7,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { pullFixture, serveStack, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** SPEC "Pull job agents (phase V1)": poll, claim, status report, and the manual requeue. */
+/** docs/behaviour.md "Pull job agents" (without a lease): poll, claim, status report, and the manual requeue. */
 describe('pull agents, phase V1', () => {
   let stack: TestStack;
   let ws: string;

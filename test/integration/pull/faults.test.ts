@@ -8,7 +8,7 @@ import { pullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * DESIGN §6 "no crash window": a claim is one statement that writes the job, the claim record and
+ * docs/design.md "Invariants" 5: a claim is one statement that writes the job, the claim record and
  * the outbox row that starts its lease workflow. Whatever dies, wherever, a committed claim record
  * gets its lease workflow and an uncommitted claim leaves nothing behind.
  */

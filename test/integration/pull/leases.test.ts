@@ -7,7 +7,7 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * SPEC "Pull job agents", phase V2 (DESIGN §6 "lease", "heartbeat", "fencing"): a claim under a lease
+ * docs/behaviour.md "Pull job agents" under a lease (docs/design.md "Decisions": leases, heartbeat, fencing): a claim under a lease
  * has a claim record and a lease workflow; without heartbeats the job goes back to the queue, with
  * them it stays; a V1 agent's job is never touched.
  */

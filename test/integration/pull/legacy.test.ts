@@ -3,7 +3,7 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * SPEC "Pull job agents", the legacy agent polling flow: queue/next hands out the agent's open jobs
+ * docs/behaviour.md "Legacy agent polling flow": queue/next hands out the agent's open jobs
  * without an external id in the legacy item shape; PATCH moves a job (legacy status names too) and
  * the release follows.
  */

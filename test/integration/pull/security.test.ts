@@ -15,7 +15,7 @@ function externalAddress(): string | undefined {
 }
 
 /**
- * SPEC "Authentication" (DESIGN §6 "agent keys", "transport"): an agent-scoped key acts only for its
+ * docs/behaviour.md "Authentication" (docs/design.md "Decisions": workspaces and keys, TLS): an agent-scoped key acts only for its
  * agent and only on pull endpoints (the rollout board refuses it too); pull endpoints refuse plain HTTP except from loopback or a
  * trusted TLS-terminating proxy; the server speaks HTTPS when given a certificate.
  */
