@@ -23,7 +23,7 @@ export interface TargetRecords {
 
 /** The workspace's enabled policies, to be matched against targets. */
 export function enabledPolicies(
-  em: EntityManager,
+  em: Pick<EntityManager, 'execute'>,
   workspaceId: string,
 ): Promise<(MatchedPolicy & { selector: string })[]> {
   return em.execute(

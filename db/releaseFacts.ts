@@ -193,9 +193,16 @@ export async function loadDryRunFacts(
   };
 }
 
+/** What the fact loaders need of the database: statements, nothing else. */
+type SqlReader = Pick<EntityManager, 'execute'>;
+
+/** One family of facts for a batch of rows, keyed by release id (a release without any is absent). */
+type FactsByRelease<T> = Map<string, T>;
+
 /**
  * Everything else the gates read, for rows of the release table or of would-be releases; under the
- * workspace's enabled policies, or under `policies` instead (a dry run).
+ * workspace's enabled policies, or under `policies` instead (a dry run). One loader per family of
+ * facts, each a statement or two for the whole batch, and only for the rows whose rules read it.
  */
 async function loadFacts(
   em: EntityManager,
@@ -203,38 +210,85 @@ async function loadFacts(
   policies?: (MatchedPolicy & { selector: string })[],
 ): Promise<Map<string, LoadedRelease>> {
   if (rows.length === 0) return new Map();
+  const policiesOf = await matchPolicies(em, rows, policies);
+  const rulesOf = (row: ReleaseRow) => policiesOf.get(row.id)!.flatMap((policy) => policy.rules);
+  const dependent = rows.filter((row) => rulesOf(row).some((rule) => rule.deploymentDependency));
+  const families = {
+    approvals: await loadApprovals(em, rows),
+    newerReleases: await loadNewerReleases(em, rows),
+    rollout: await loadRolloutPositions(
+      em,
+      rows.filter((row) => rulesOf(row).some((rule) => rule.gradualRollout)),
+    ),
+    versionDependencies: await loadVersionDependencies(em, rows),
+    upstream: await loadUpstream(em, dependent),
+    progression: await loadProgression(
+      em,
+      rows.flatMap((row) =>
+        rulesOf(row).flatMap((rule) =>
+          rule.environmentProgression ? [{ row, ruleId: rule.id, spec: rule.environmentProgression }] : [],
+        ),
+      ),
+    ),
+  };
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      assembleRelease(row, policiesOf.get(row.id)!, families, dependent.includes(row)),
+    ]),
+  );
+}
 
+/** The policies that apply to each row's target: the workspace's enabled ones, or the dry run's. */
+async function matchPolicies(
+  em: EntityManager,
+  rows: ReleaseRow[],
+  policies?: (MatchedPolicy & { selector: string })[],
+): Promise<Map<string, MatchedPolicy[]>> {
   const workspacePolicies = new Map<string, Awaited<ReturnType<typeof enabledPolicies>>>();
   for (const workspaceId of new Set(rows.map((row) => row.workspace_id))) {
     workspacePolicies.set(workspaceId, policies ?? (await enabledPolicies(em, workspaceId)));
   }
-  const policiesOf = new Map(
+  return new Map(
     rows.map((row) => [row.id, policiesForTarget(workspacePolicies.get(row.workspace_id)!, row)]),
   );
-  const rulesOf = (row: ReleaseRow) => policiesOf.get(row.id)!.flatMap((policy) => policy.rules);
+}
 
-  const versionEnvironments = (filter: (row: ReleaseRow) => boolean) => {
-    const picked = rows.filter(filter);
-    return [
-      uuidArray(picked.map((row) => row.version_id)),
-      uuidArray(picked.map((row) => row.environment_id)),
-    ];
-  };
+/** Each row's version and environment, as two arrays for `unnest`. */
+function versionEnvironmentPairs(rows: ReleaseRow[]): [string, string] {
+  return [uuidArray(rows.map((row) => row.version_id)), uuidArray(rows.map((row) => row.environment_id))];
+}
 
-  const approvals = groupBy(
-    await em.execute<(ApprovalFact & { version_id: string; environment_id: string })[]>(
+/** Approvals and rejections of each row's version in its environment, oldest first. */
+async function loadApprovals(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRelease<ApprovalFact[]>> {
+  const byVersionEnvironment = groupBy(
+    await sql.execute<(ApprovalFact & { version_id: string; environment_id: string })[]>(
       `SELECT a.version_id, a.environment_id, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason,
               a.updated_at AS at
          FROM approval a JOIN unnest(?::uuid[], ?::uuid[]) AS k(version_id, environment_id)
            ON a.version_id = k.version_id AND a.environment_id = k.environment_id
         ORDER BY a.updated_at`,
-      versionEnvironments(() => true),
+      versionEnvironmentPairs(rows),
     ),
     (a) => `${a.version_id}/${a.environment_id}`,
   );
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      (byVersionEnvironment.get(`${row.version_id}/${row.environment_id}`) ?? []).map(
+        ({ userId, userName, status, reason, at }) => ({ userId, userName, status, reason, at: iso(at) }),
+      ),
+    ]),
+  );
+}
 
-  const newerReleases = groupBy(
-    await em.execute<(ReleaseFacts['newerReleases'][number] & { of: string })[]>(
+/** The open releases of each row's target with a newer version (for supersession). */
+async function loadNewerReleases(
+  sql: SqlReader,
+  rows: ReleaseRow[],
+): Promise<FactsByRelease<ReleaseFacts['newerReleases']>> {
+  const newer = groupBy(
+    await sql.execute<(ReleaseFacts['newerReleases'][number] & { of: string })[]>(
       `SELECT me.id AS of, o.id, ${VERSION_JSON('ov')} AS version,
               EXISTS (SELECT 1 FROM approval a WHERE a.version_id = o.version_id AND a.environment_id = o.environment_id
                         AND a.status = 'rejected') AS rejected
@@ -248,31 +302,53 @@ async function loadFacts(
     ),
     (n) => n.of,
   );
-
-  // A target's place in its version's rollout costs a scan of the version's releases in the
-  // environment: only for gradual rollouts, and once per version and environment.
-  const gradual = (row: ReleaseRow) => rulesOf(row).some((rule) => rule.gradualRollout);
-  const positions = new Map(
-    (rows.some(gradual)
-      ? await em.execute<{ id: string; position: number; total: number; started_at: Date }[]>(
-          `SELECT id, position, total, started_at FROM (
-             SELECT r.id, (row_number() OVER w - 1)::int AS position, (count(*) OVER p)::int AS total,
-                    min(r.created_at) OVER p AS started_at
-               FROM release r JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)
-                 ON r.version_id = k.version_id AND r.environment_id = k.environment_id
-             WINDOW p AS (PARTITION BY r.version_id, r.environment_id),
-                    w AS (PARTITION BY r.version_id, r.environment_id ORDER BY r.created_at, r.id)) ranked
-            WHERE id = ANY(?::uuid[])`,
-          [...versionEnvironments(gradual), uuidArray(rows.filter(gradual).map((row) => row.id))],
-        )
-      : []
-    ).map((p) => [p.id, p]),
+  return new Map(
+    [...newer].map(([of, releases]) => [
+      of,
+      releases.map(({ id, version, rejected }) => ({
+        id,
+        rejected,
+        version: { ...version, createdAt: iso(version.createdAt) },
+      })),
+    ]),
   );
+}
 
-  // Each dependency's current version on the release's resource: that of its most recent success
-  // there, in any environment.
+/**
+ * A target's place in its version's rollout, for the rows under a gradual rollout only: it costs a
+ * scan of the version's releases in the environment, once per version and environment.
+ */
+async function loadRolloutPositions(
+  sql: SqlReader,
+  gradual: ReleaseRow[],
+): Promise<FactsByRelease<ReleaseFacts['rollout']>> {
+  if (gradual.length === 0) return new Map();
+  const positions = await sql.execute<{ id: string; position: number; total: number; started_at: Date }[]>(
+    `SELECT id, position, total, started_at FROM (
+       SELECT r.id, (row_number() OVER w - 1)::int AS position, (count(*) OVER p)::int AS total,
+              min(r.created_at) OVER p AS started_at
+         FROM release r JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)
+           ON r.version_id = k.version_id AND r.environment_id = k.environment_id
+       WINDOW p AS (PARTITION BY r.version_id, r.environment_id),
+              w AS (PARTITION BY r.version_id, r.environment_id ORDER BY r.created_at, r.id)) ranked
+      WHERE id = ANY(?::uuid[])`,
+    [...versionEnvironmentPairs(gradual), uuidArray(gradual.map((row) => row.id))],
+  );
+  return new Map(
+    positions.map((p) => [p.id, { position: p.position, total: p.total, startedAt: iso(p.started_at) }]),
+  );
+}
+
+/**
+ * Each version dependency of each row's version, with the dependency's current version on the
+ * row's resource: that of its most recent success there, in any environment.
+ */
+async function loadVersionDependencies(
+  sql: SqlReader,
+  rows: ReleaseRow[],
+): Promise<FactsByRelease<DependencyFact[]>> {
   const dependencies = groupBy(
-    await em.execute<(DependencyFact & { of: string })[]>(
+    await sql.execute<(DependencyFact & { of: string })[]>(
       `SELECT k.of, dep.dependency_deployment_id AS "deploymentId", dd.name AS "deploymentName",
               dep.version_selector AS "versionSelector",
               (SELECT ${VERSION_JSON('cv')}
@@ -293,103 +369,98 @@ async function loadFacts(
     ),
     (dependency) => dependency.of,
   );
+  return new Map(
+    [...dependencies].map(([of, found]) => [
+      of,
+      found.map(({ of: _of, currentVersion, ...dependency }) => ({
+        ...dependency,
+        currentVersion: currentVersion && { ...currentVersion, createdAt: iso(currentVersion.createdAt) },
+      })),
+    ]),
+  );
+}
 
-  // Other deployments' current versions on the resource, for deploymentDependency rules only.
-  const dependent = rows.filter((row) => rulesOf(row).some((rule) => rule.deploymentDependency));
+/** Other deployments' current versions on each row's resource, for deploymentDependency rules only. */
+async function loadUpstream(
+  sql: SqlReader,
+  dependent: ReleaseRow[],
+): Promise<FactsByRelease<NonNullable<ReleaseFacts['upstream']>>> {
+  if (dependent.length === 0) return new Map();
   const upstream = groupBy(
-    dependent.length === 0
-      ? []
-      : await em.execute<{ of: string; deployment: DeploymentFields; version: VersionFacts }[]>(
-          `SELECT DISTINCT ON (k.of, cs.deployment_id) k.of,
-                  json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
-                  ${VERSION_JSON('cv')} AS version
-             FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, resource_id, deployment_id)
-             JOIN release_target_state cs ON cs.resource_id = k.resource_id AND cs.deployment_id <> k.deployment_id
-             JOIN release cr ON cr.id = cs.current_release_id
-             JOIN deployment_version cv ON cv.id = cr.version_id
-             JOIN deployment d ON d.id = cs.deployment_id
-            ORDER BY k.of, cs.deployment_id, cr.completed_at DESC NULLS LAST, cr.id DESC`,
-          [
-            uuidArray(dependent.map((row) => row.id)),
-            uuidArray(dependent.map((row) => row.resource_id)),
-            uuidArray(dependent.map((row) => row.deployment_id)),
-          ],
-        ),
+    await sql.execute<{ of: string; deployment: DeploymentFields; version: VersionFacts }[]>(
+      `SELECT DISTINCT ON (k.of, cs.deployment_id) k.of,
+              json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
+              ${VERSION_JSON('cv')} AS version
+         FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, resource_id, deployment_id)
+         JOIN release_target_state cs ON cs.resource_id = k.resource_id AND cs.deployment_id <> k.deployment_id
+         JOIN release cr ON cr.id = cs.current_release_id
+         JOIN deployment_version cv ON cv.id = cr.version_id
+         JOIN deployment d ON d.id = cs.deployment_id
+        ORDER BY k.of, cs.deployment_id, cr.completed_at DESC NULLS LAST, cr.id DESC`,
+      [
+        uuidArray(dependent.map((row) => row.id)),
+        uuidArray(dependent.map((row) => row.resource_id)),
+        uuidArray(dependent.map((row) => row.deployment_id)),
+      ],
+    ),
     (entry) => entry.of,
   );
-
-  const progression = await loadProgression(
-    em,
-    rows.flatMap((row) =>
-      rulesOf(row).flatMap((rule) =>
-        rule.environmentProgression ? [{ row, ruleId: rule.id, spec: rule.environmentProgression }] : [],
-      ),
-    ),
-  );
-
   return new Map(
-    rows.map((row) => {
-      const policies = policiesOf.get(row.id)!;
-      const rollout = positions.get(row.id);
-      const loaded: LoadedRelease = {
-        releaseId: row.id,
-        workspaceId: row.workspace_id,
-        phase: row.phase,
-        redeployRequested: row.redeploy_requested_at !== null,
-        redeployOverridesPolicies: row.redeploy_override_reason !== null,
-        lastAttempt: row.last_attempt,
-        target: {
-          resourceId: row.resource_id,
-          environmentId: row.environment_id,
-          deploymentId: row.deployment_id,
-        },
-        facts: {
-          release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },
-          version: { ...row.version, createdAt: iso(row.version.createdAt) },
-          deployment: row.deployment,
-          environment: row.environment,
-          resource: row.resource,
-          targetExists: row.target_exists,
-          policies: policies.map(({ id, name, rules }: MatchedPolicy) => ({ id, name, rules })),
-          approvals: (approvals.get(`${row.version_id}/${row.environment_id}`) ?? []).map(
-            ({ userId, userName, status, reason, at }) => ({ userId, userName, status, reason, at: iso(at) }),
-          ),
-          progression: progression.get(row.id) ?? [],
-          activeReleaseId: row.active_release_id,
-          deployedVersionId: row.deployed_version_id,
-          deployedVersionCreatedAt: row.deployed_created_at ? iso(row.deployed_created_at) : null,
-          newerReleases: (newerReleases.get(row.id) ?? []).map(({ id, version, rejected }) => ({
-            id,
-            rejected,
-            version: { ...version, createdAt: iso(version.createdAt) },
-          })),
-          ...(dependent.includes(row)
-            ? {
-                upstream: (upstream.get(row.id) ?? []).map(({ deployment, version }) => ({
-                  deployment,
-                  version: { ...version, createdAt: iso(version.createdAt) },
-                })),
-              }
-            : {}),
-          versionDependencies: (dependencies.get(row.id) ?? []).map(
-            ({ of: _of, currentVersion, ...dependency }) => ({
-              ...dependency,
-              currentVersion: currentVersion && {
-                ...currentVersion,
-                createdAt: iso(currentVersion.createdAt),
-              },
-            }),
-          ),
-          rollout: {
-            position: rollout?.position ?? 0,
-            total: rollout?.total ?? 1,
-            startedAt: iso(rollout?.started_at ?? row.created_at),
-          },
-        },
-      };
-      return [row.id, loaded];
-    }),
+    [...upstream].map(([of, entries]) => [
+      of,
+      entries.map(({ deployment, version }) => ({
+        deployment,
+        version: { ...version, createdAt: iso(version.createdAt) },
+      })),
+    ]),
   );
+}
+
+/** One release's facts: its row, its policies and what each family loaded for it. */
+function assembleRelease(
+  row: ReleaseRow,
+  policies: MatchedPolicy[],
+  families: {
+    approvals: FactsByRelease<ApprovalFact[]>;
+    newerReleases: FactsByRelease<ReleaseFacts['newerReleases']>;
+    rollout: FactsByRelease<ReleaseFacts['rollout']>;
+    versionDependencies: FactsByRelease<DependencyFact[]>;
+    upstream: FactsByRelease<NonNullable<ReleaseFacts['upstream']>>;
+    progression: FactsByRelease<ProgressionFact[]>;
+  },
+  readsUpstream: boolean,
+): LoadedRelease {
+  return {
+    releaseId: row.id,
+    workspaceId: row.workspace_id,
+    phase: row.phase,
+    redeployRequested: row.redeploy_requested_at !== null,
+    redeployOverridesPolicies: row.redeploy_override_reason !== null,
+    lastAttempt: row.last_attempt,
+    target: {
+      resourceId: row.resource_id,
+      environmentId: row.environment_id,
+      deploymentId: row.deployment_id,
+    },
+    facts: {
+      release: { id: row.id, environmentId: row.environment_id, createdAt: iso(row.created_at) },
+      version: { ...row.version, createdAt: iso(row.version.createdAt) },
+      deployment: row.deployment,
+      environment: row.environment,
+      resource: row.resource,
+      targetExists: row.target_exists,
+      policies: policies.map(({ id, name, rules }) => ({ id, name, rules })),
+      approvals: families.approvals.get(row.id) ?? [],
+      progression: families.progression.get(row.id) ?? [],
+      activeReleaseId: row.active_release_id,
+      deployedVersionId: row.deployed_version_id,
+      deployedVersionCreatedAt: row.deployed_created_at ? iso(row.deployed_created_at) : null,
+      newerReleases: families.newerReleases.get(row.id) ?? [],
+      ...(readsUpstream ? { upstream: families.upstream.get(row.id) ?? [] } : {}),
+      versionDependencies: families.versionDependencies.get(row.id) ?? [],
+      rollout: families.rollout.get(row.id) ?? { position: 0, total: 1, startedAt: iso(row.created_at) },
+    },
+  };
 }
 
 /**
@@ -398,13 +469,13 @@ async function loadFacts(
  * one success per resource, by the rule's success statuses.
  */
 async function loadProgression(
-  em: EntityManager,
+  sql: SqlReader,
   wanted: { row: ReleaseRow; ruleId: string; spec: Progression }[],
 ): Promise<Map<string, ProgressionFact[]>> {
   const facts = new Map<string, ProgressionFact[]>();
   if (wanted.length === 0) return facts;
   const environments = groupBy(
-    await em.execute<{ id: string; name: string; metadata: Record<string, string>; workspace_id: string }[]>(
+    await sql.execute<{ id: string; name: string; metadata: Record<string, string>; workspace_id: string }[]>(
       `SELECT id, name, metadata, workspace_id FROM environment WHERE workspace_id = ANY(?::uuid[])`,
       [uuidArray([...new Set(wanted.map(({ row }) => row.workspace_id))])],
     ),
@@ -425,7 +496,7 @@ async function loadProgression(
   const dependedOn = uuidArray(dependencies.flatMap(({ environments: envs }) => envs.map((env) => env.id)));
   const targetCounts = new Map(
     (
-      await em.execute<{ deployment_id: string; environment_id: string; targets: number }[]>(
+      await sql.execute<{ deployment_id: string; environment_id: string; targets: number }[]>(
         `SELECT t.deployment_id, t.environment_id, count(*)::int AS targets
            FROM release_target t JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(deployment_id, environment_id)
              ON t.deployment_id = k.deployment_id AND t.environment_id = k.environment_id
@@ -435,7 +506,7 @@ async function loadProgression(
     ).map((c) => [`${c.deployment_id}/${c.environment_id}`, c.targets]),
   );
   const completions = groupBy(
-    await em.execute<
+    await sql.execute<
       { version_id: string; environment_id: string; resource_id: string; status: string; at: Date }[]
     >(
       `SELECT r.version_id, r.environment_id, r.resource_id, j.status, min(j.completed_at) AS at

@@ -4,7 +4,8 @@ import { planResult, renderJobInputs, type PlanTarget } from '../domain/deployme
 import { planReleaseJobs } from '../domain/jobPlan';
 import { REDACTED } from '../domain/sensitive';
 import { newId } from './ids';
-import { loadPlanInputs, type ProposedVersion, type ReleaseRow } from './jobCreation';
+import type { ReleaseRow } from './jobCreation';
+import { loadPlanInputs, type ProposedVersion } from './planInputs';
 import type { SecretBox } from './secrets';
 import { redactTree } from './sensitiveValues';
 

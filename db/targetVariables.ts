@@ -4,7 +4,7 @@ import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { REDACTED } from '../domain/sensitive';
 import type { ResolvedVariable } from '../domain/variables';
 import { newId } from './ids';
-import { loadPlanInputs } from './jobCreation';
+import { loadPlanInputs } from './planInputs';
 import type { SecretBox } from './secrets';
 import { jobSecrets, openTree } from './sensitiveValues';
 import { targetVersion } from './targetExplain';

@@ -3,7 +3,8 @@ import { summarize, type PlanSummary, type PlanTarget } from '../../domain/deplo
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import { DeploymentSchema } from '../entities';
 import { newId } from '../ids';
-import type { ProposedVersion, ReleaseRow } from '../jobCreation';
+import type { ReleaseRow } from '../jobCreation';
+import type { ProposedVersion } from '../planInputs';
 import type { SecretBox } from '../secrets';
 import { planTargets, type PlanTargetRow } from '../targetPlans';
 import { findOwned } from './common';
