@@ -85,6 +85,40 @@ async function measure(provider: HttpProvider): Promise<MetricResponse> {
   return send(metricRequest(provider, new Date(), bearer));
 }
 
+/** One measurement of a verification's metric over HTTP, recorded on the verification. */
+async function measureHttpMetric(
+  fork: () => EntityManager,
+  secrets: ReleaseActivityDeps['secrets'],
+  verificationId: string,
+  metricIndex: number,
+): Promise<MeasurementResult> {
+  const em = fork();
+  const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
+  const metric = verification?.metrics[metricIndex] as Metric | undefined;
+  if (!verification || !metric || metric.provider.type === 'sleep')
+    return { passed: false, error: 'no such metric' };
+  const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
+  const provider = openProvider(jobSecrets(secrets, job), metric.provider);
+  const result = metricResult(provider, await measure(provider));
+  const failed = metric.failureCondition
+    ? selectorMatches('measurement', metric.failureCondition, { result })
+    : false;
+  const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
+  await appendMeasurement(fork(), verificationId, {
+    metric: metric.name,
+    at: new Date().toISOString(),
+    passed,
+    result: {
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      ...(result.value !== undefined ? { value: result.value } : {}),
+      ...(result.status !== undefined ? { status: result.status } : {}),
+    },
+    ...(result.error ? { error: String(result.error) } : {}),
+  });
+  return { passed };
+}
+
 /**
  * The database steps of a release's life. Each is idempotent, since Temporal retries an activity
  * whose worker died: running one twice leaves the same rows as running it once.
@@ -154,31 +188,7 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
      * failure conditions over its result.
      */
     async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
-      const em = fork();
-      const verification = await em.findOne(JobVerificationSchema, { id: verificationId });
-      const metric = verification?.metrics[metricIndex] as Metric | undefined;
-      if (!verification || !metric || metric.provider.type === 'sleep')
-        return { passed: false, error: 'no such metric' };
-      const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
-      const provider = openProvider(jobSecrets(secrets, job), metric.provider);
-      const result = metricResult(provider, await measure(provider));
-      const failed = metric.failureCondition
-        ? selectorMatches('measurement', metric.failureCondition, { result })
-        : false;
-      const passed = !failed && selectorMatches('measurement', metric.successCondition, { result });
-      await appendMeasurement(fork(), verificationId, {
-        metric: metric.name,
-        at: new Date().toISOString(),
-        passed,
-        result: {
-          statusCode: result.statusCode,
-          durationMs: result.durationMs,
-          ...(result.value !== undefined ? { value: result.value } : {}),
-          ...(result.status !== undefined ? { status: result.status } : {}),
-        },
-        ...(result.error ? { error: String(result.error) } : {}),
-      });
-      return { passed };
+      return measureHttpMetric(fork, secrets, verificationId, metricIndex);
     },
 
     /** A `sleep` metric's measurement: the workflow waited; this records it. */

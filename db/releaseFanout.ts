@@ -4,7 +4,13 @@ import { evaluateGates, type GateEvaluation } from '../domain/gates';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import type { VersionFields } from '../domain/selectors';
-import { createJobs, RELEASE_ROW_COLUMNS, takeTargetSlots, type ReleaseRow } from './jobCreation';
+import {
+  createJobs,
+  RELEASE_ROW_COLUMNS,
+  takeTargetSlots,
+  type ReleaseRow,
+  type StartedJob,
+} from './jobCreation';
 import { newId } from './ids';
 import { enqueueOrchestrations } from './outbox';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from './policyMatching';
@@ -80,19 +86,32 @@ function eligibleOn(
   );
 }
 
+type ReleaseChoice = { target: TargetRow; versionId: string };
+
 /**
- * Creates the chosen releases that do not exist yet, in the caller's transaction: their gates
- * decided, the jobs of those that may proceed written, every new release's workflow start and the
- * wake of the older open releases they supersede enqueued.
+ * Creates the chosen releases that do not exist yet, in the caller's transaction, and admits them
+ * in named steps: their gates decided, the jobs of those that may proceed written, every new
+ * release's workflow start and the wake of the older open releases they supersede enqueued.
  */
 async function createReleases(
   tx: EntityManager,
   box: SecretBox,
-  choices: readonly { target: TargetRow; versionId: string }[],
+  choices: readonly ReleaseChoice[],
 ): Promise<FanoutResult> {
   if (choices.length === 0) return { created: 0, started: 0 };
-  const column = (pick: (choice: (typeof choices)[number]) => string) => uuidArray(choices.map(pick));
-  const created = await tx.execute<ReleaseRow[]>(
+  const created = await insertReleases(tx, choices);
+  const evaluations = await decideGates(tx, created);
+  const jobs = await startAdmitted(tx, box, created, evaluations);
+  await recordEvaluations(tx, evaluations);
+  await enqueueReleaseStarts(tx, created, evaluations, jobs);
+  await wakeSupersededReleases(tx, choices);
+  return { created: created.length, started: jobs.size };
+}
+
+/** The releases that did not exist yet, as inserted (a repeated choice inserts nothing). */
+function insertReleases(tx: EntityManager, choices: readonly ReleaseChoice[]): Promise<ReleaseRow[]> {
+  const column = (pick: (choice: ReleaseChoice) => string) => uuidArray(choices.map(pick));
+  return tx.execute<ReleaseRow[]>(
     `INSERT INTO release (id, workspace_id, resource_id, environment_id, deployment_id, version_id)
      SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[])
      ON CONFLICT (resource_id, environment_id, deployment_id, version_id) DO NOTHING
@@ -106,22 +125,35 @@ async function createReleases(
       column((c) => c.versionId),
     ],
   );
+}
 
+/** Each new release's gates, on the facts of the whole batch read at once. */
+async function decideGates(tx: EntityManager, created: ReleaseRow[]): Promise<Map<string, GateEvaluation>> {
   const facts = await loadReleases(
     tx,
     created.map((release) => release.id),
   );
   const now = new Date();
-  const evaluations = new Map<string, GateEvaluation>(
-    created.map((release) => [release.id, evaluateGates(facts.get(release.id)!.facts, now)]),
-  );
+  return new Map(created.map((release) => [release.id, evaluateGates(facts.get(release.id)!.facts, now)]));
+}
+
+/** The jobs of the releases that may proceed and whose target slot they could take. */
+async function startAdmitted(
+  tx: EntityManager,
+  box: SecretBox,
+  created: ReleaseRow[],
+  evaluations: Map<string, GateEvaluation>,
+): Promise<Map<string, StartedJob[]>> {
   const proceeding = created.filter((release) => evaluations.get(release.id)!.decision === 'proceed');
   const held = await takeTargetSlots(tx, proceeding);
-  const jobs = await createJobs(
+  return createJobs(
     tx,
     box,
     proceeding.filter((release) => held.has(release.id)).map((release) => ({ release, attempt: 1 })),
   );
+}
+
+async function recordEvaluations(tx: EntityManager, evaluations: Map<string, GateEvaluation>): Promise<void> {
   await tx.execute(
     `UPDATE release r
         SET evaluation = e.evaluation,
@@ -130,7 +162,15 @@ async function createReleases(
       WHERE r.id = e.id`,
     [JSON.stringify([...evaluations].map(([id, evaluation]) => ({ id, evaluation })))],
   );
+}
 
+/** Every new release's workflow start, with its admission when its jobs were created here. */
+async function enqueueReleaseStarts(
+  tx: EntityManager,
+  created: ReleaseRow[],
+  evaluations: Map<string, GateEvaluation>,
+  jobs: Map<string, StartedJob[]>,
+): Promise<void> {
   await enqueueOrchestrations(
     tx,
     created.map((release): OrchestrationMessage => {
@@ -151,7 +191,11 @@ async function createReleases(
       };
     }),
   );
-  // Older open releases of these targets: woken, those still waiting find themselves superseded.
+}
+
+/** Older open releases of these targets: woken, those still waiting find themselves superseded. */
+async function wakeSupersededReleases(tx: EntityManager, choices: readonly ReleaseChoice[]): Promise<void> {
+  const column = (pick: (choice: ReleaseChoice) => string) => uuidArray(choices.map(pick));
   const older = await tx.execute<{ id: string }[]>(
     `SELECT r.id FROM release r
        JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) AS c(resource_id, environment_id, deployment_id, version_id)
@@ -168,7 +212,6 @@ async function createReleases(
     tx,
     older.map((release) => release.id),
   );
-  return { created: created.length, started: jobs.size };
 }
 
 /**

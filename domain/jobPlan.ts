@@ -184,78 +184,10 @@ export function resolveTargetVariables(input: JobPlanInput): ResolvedVariable[] 
  * `invalid_job_agent` with the reason.
  */
 export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
-  const { records, release } = input;
-  const resourceContext = { resource: selectorContext.resource(records.resource) };
-  const matchesResource = (selector: string) => selectorMatches('resource', selector, resourceContext);
+  const { records } = input;
   const variables = resolveTargetVariables(input);
-  const releaseContext: ReleaseContext = {
-    releaseId: release.id,
-    deploymentSlug: records.deployment.slug,
-    environmentName: records.environment.name,
-    resourceIdentifier: records.resource.identifier,
-    resourceName: records.resource.name,
-    versionTag: records.version.tag,
-  };
-  const plainVariables = Object.fromEntries(variables.map((v) => [v.key, v.value]));
-  const context = {
-    deployment: { ...records.deployment, jobAgents: undefined, jobAgentConfig: undefined },
-    environment: records.environment,
-    resource: records.resource,
-    release: {
-      id: release.id,
-      versionId: records.version.id,
-      deploymentId: records.deployment.id,
-      environmentId: records.environment.id,
-      resourceId: records.resource.id,
-      createdAt: release.createdAt,
-    },
-    version: { ...records.version, jobAgentConfig: undefined },
-    variables: variableSnapshot(tools, variables),
-  };
-
-  const declared = agentEntries(records.deployment, input.agents);
-  const entries = declared
-    .map((entry, index) => ({ entry, index }))
-    .filter(({ entry }) => !entry.selector || matchesResource(entry.selector));
-  const drafts: Omit<PlannedJob, 'dispatchContext' | 'verifications'>[] = [];
-  if (entries.length === 0) {
-    drafts.push({
-      id: tools.newId(),
-      agent: null,
-      agentEntry: null,
-      status: 'invalid_job_agent',
-      message:
-        declared.length === 0
-          ? `deployment ${records.deployment.slug} has no job agent`
-          : `no job agent of deployment ${records.deployment.slug} serves resource ${records.resource.identifier}`,
-      config: {},
-    });
-  }
-  for (const { entry, index } of entries) {
-    const agent = input.agents.find(
-      (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
-    );
-    const config = agent
-      ? mergeJobConfig({
-          agentType: agent.type,
-          agent: agent.config,
-          releaseContext,
-          variables: plainVariables,
-          deploymentEntry: entry.config,
-          version: records.version.jobAgentConfig,
-        })
-      : {};
-    drafts.push({
-      id: tools.newId(),
-      agent: agent ? { id: agent.id, name: agent.name, type: agent.type } : null,
-      agentEntry: index,
-      status: agent ? createdJobStatus(agent.type) : 'invalid_job_agent',
-      message: agent ? null : `job agent "${entry.ref}" was not found`,
-      config: configSnapshot(tools, config, variables),
-    });
-  }
-
-  return drafts.map((job) => ({
+  const context = sharedDispatchContext(input, tools, variables);
+  return draftJobs(input, tools, variables).map((job) => ({
     ...job,
     dispatchContext: {
       ...context,
@@ -274,4 +206,85 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
         ? []
         : input.verifications.map((spec) => ({ ...spec, id: tools.newId() })),
   }));
+}
+
+/** What every job of the release carries in its dispatch context: the records, without agent settings. */
+function sharedDispatchContext(input: JobPlanInput, tools: PlanTools, variables: ResolvedVariable[]) {
+  const { records, release } = input;
+  return {
+    deployment: { ...records.deployment, jobAgents: undefined, jobAgentConfig: undefined },
+    environment: records.environment,
+    resource: records.resource,
+    release: {
+      id: release.id,
+      versionId: records.version.id,
+      deploymentId: records.deployment.id,
+      environmentId: records.environment.id,
+      resourceId: records.resource.id,
+      createdAt: release.createdAt,
+    },
+    version: { ...records.version, jobAgentConfig: undefined },
+    variables: variableSnapshot(tools, variables),
+  };
+}
+
+/** The jobs before their dispatch context: one per serving entry, or one that says why there is none. */
+function draftJobs(
+  input: JobPlanInput,
+  tools: PlanTools,
+  variables: ResolvedVariable[],
+): Omit<PlannedJob, 'dispatchContext' | 'verifications'>[] {
+  const { records, release } = input;
+  const resourceContext = { resource: selectorContext.resource(records.resource) };
+  const declared = agentEntries(records.deployment, input.agents);
+  const entries = declared
+    .map((entry, index) => ({ entry, index }))
+    .filter(({ entry }) => !entry.selector || selectorMatches('resource', entry.selector, resourceContext));
+  if (entries.length === 0) {
+    return [
+      {
+        id: tools.newId(),
+        agent: null,
+        agentEntry: null,
+        status: 'invalid_job_agent',
+        message:
+          declared.length === 0
+            ? `deployment ${records.deployment.slug} has no job agent`
+            : `no job agent of deployment ${records.deployment.slug} serves resource ${records.resource.identifier}`,
+        config: {},
+      },
+    ];
+  }
+  const releaseContext: ReleaseContext = {
+    releaseId: release.id,
+    deploymentSlug: records.deployment.slug,
+    environmentName: records.environment.name,
+    resourceIdentifier: records.resource.identifier,
+    resourceName: records.resource.name,
+    versionTag: records.version.tag,
+  };
+  const plainVariables = Object.fromEntries(variables.map((v) => [v.key, v.value]));
+  return entries.map(({ entry, index }) => {
+    const agent = input.agents.find(
+      (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
+    );
+    const config = agent
+      ? mergeJobConfig({
+          agentType: agent.type,
+          agent: agent.config,
+          releaseContext,
+          variables: plainVariables,
+          deploymentEntry: entry.config,
+          version: records.version.jobAgentConfig,
+        })
+      : {};
+    return {
+      id: tools.newId(),
+      agent: agent ? { id: agent.id, name: agent.name, type: agent.type } : null,
+      agentEntry: index,
+      status: agent ? createdJobStatus(agent.type) : 'invalid_job_agent',
+      message: agent ? null : `job agent "${entry.ref}" was not found`,
+      config: configSnapshot(tools, config, variables),
+    };
+  });
 }

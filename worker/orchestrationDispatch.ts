@@ -93,101 +93,118 @@ export function createOrchestrationDispatch(client: Client, taskQueue: string): 
     client.withDeadline(Date.now() + CALL_DEADLINE_MS, () => dispatch(client, taskQueue, message));
 }
 
+type MessageOf<K extends OrchestrationMessage['kind']> = Extract<OrchestrationMessage, { kind: K }>;
+
 async function dispatch(client: Client, taskQueue: string, message: OrchestrationMessage): Promise<void> {
   switch (message.kind) {
     case 'version.ready':
-      await startOnce(() =>
-        client.workflow.start(versionRolloutWorkflow, {
-          workflowId: workflowIds.versionRollout(message.versionId),
-          taskQueue: controlTaskQueue(taskQueue),
-          priority: CONTROL_PRIORITY,
-          args: [{ versionId: message.versionId }],
-          // A version becomes ready once; a finished rollout must not run again.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          requestEagerStart: true,
-          typedSearchAttributes: searchAttributePairs({
-            workspaceId: message.workspaceId,
-            deploymentId: message.deploymentId,
-            versionId: message.versionId,
-          }),
-        }),
-      );
-      return;
+      return startVersionRollout(client, taskQueue, message);
     case 'targets.added':
-      // One rollout per workspace drains every flagged target: wake it, or start it again if it ended.
-      await client.workflow.signalWithStart(targetRolloutWorkflow, {
-        workflowId: workflowIds.targetRollout(message.workspaceId),
-        taskQueue: controlTaskQueue(taskQueue),
-        priority: CONTROL_PRIORITY,
-        args: [{ workspaceId: message.workspaceId }],
-        signal: wakeSignal,
-        typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
-      });
-      return;
+      return wakeTargetRollout(client, taskQueue, message);
     case 'release.start':
-      await startOnce(() =>
-        client.workflow.start(releaseWorkflow, {
-          ...releaseStartOptions(taskQueue, message.release, message.admitted),
-          // A finished release does not run again by accident; a redeploy restarts it on purpose.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          requestEagerStart: true,
-        }),
-      );
-      return;
+      return startRelease(client, taskQueue, message);
     case 'release.wake':
-      await wakeReleases(client, message.releaseIds);
-      return;
+      return wakeReleases(client, message.releaseIds);
     case 'lease.start':
-      await startOnce(() =>
-        client.workflow.start(leaseWorkflow, {
-          workflowId: workflowIds.lease(message.jobId, message.claimId),
-          taskQueue: controlTaskQueue(taskQueue),
-          priority: CONTROL_PRIORITY,
-          args: [
-            {
-              jobId: message.jobId,
-              claimId: message.claimId,
-              ...(message.expiresAt ? { expiresAt: message.expiresAt } : {}),
-            },
-          ],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          requestEagerStart: true,
-          typedSearchAttributes: searchAttributePairs({
-            workspaceId: message.workspaceId,
-            jobIds: [message.jobId],
-          }),
-        }),
-      );
-      return;
+      return startLease(client, taskQueue, message);
     case 'lease.end':
-      await signalIfRunning(client, workflowIds.lease(message.jobId, message.claimId));
-      return;
+      return signalIfRunning(client, workflowIds.lease(message.jobId, message.claimId));
     case 'release.redeploy':
-      // The release's earlier run may have finished: signal-with-start runs it again, or wakes the running one.
-      await client.workflow.signalWithStart(releaseWorkflow, {
-        ...releaseStartOptions(taskQueue, message.release),
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        signal: wakeSignal,
-      });
-      return;
+      return redeployRelease(client, taskQueue, message);
     case 'workflowRun.start':
-      await startOnce(() =>
-        client.workflow.start(workflowRunWorkflow, {
-          workflowId: workflowIds.workflowRun(message.runId),
-          taskQueue,
-          // A workflow run's jobs, like a deployment's releases, in a fair share of their own.
-          priority: { priorityKey: 3, fairnessKey: message.workflowId },
-          args: [{ runId: message.runId }],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          requestEagerStart: true,
-          typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
-        }),
-      );
-      return;
+      return startWorkflowRun(client, taskQueue, message);
     case 'workflowRun.wake':
-      await signalIfRunning(client, workflowIds.workflowRun(message.runId));
-      return;
+      return signalIfRunning(client, workflowIds.workflowRun(message.runId));
   }
+}
+
+function startVersionRollout(client: Client, taskQueue: string, message: MessageOf<'version.ready'>) {
+  return startOnce(() =>
+    client.workflow.start(versionRolloutWorkflow, {
+      workflowId: workflowIds.versionRollout(message.versionId),
+      taskQueue: controlTaskQueue(taskQueue),
+      priority: CONTROL_PRIORITY,
+      args: [{ versionId: message.versionId }],
+      // A version becomes ready once; a finished rollout must not run again.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: true,
+      typedSearchAttributes: searchAttributePairs({
+        workspaceId: message.workspaceId,
+        deploymentId: message.deploymentId,
+        versionId: message.versionId,
+      }),
+    }),
+  );
+}
+
+/** One rollout per workspace drains every flagged target: wake it, or start it again if it ended. */
+async function wakeTargetRollout(client: Client, taskQueue: string, message: MessageOf<'targets.added'>) {
+  await client.workflow.signalWithStart(targetRolloutWorkflow, {
+    workflowId: workflowIds.targetRollout(message.workspaceId),
+    taskQueue: controlTaskQueue(taskQueue),
+    priority: CONTROL_PRIORITY,
+    args: [{ workspaceId: message.workspaceId }],
+    signal: wakeSignal,
+    typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+  });
+}
+
+function startRelease(client: Client, taskQueue: string, message: MessageOf<'release.start'>) {
+  return startOnce(() =>
+    client.workflow.start(releaseWorkflow, {
+      ...releaseStartOptions(taskQueue, message.release, message.admitted),
+      // A finished release does not run again by accident; a redeploy restarts it on purpose.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: true,
+    }),
+  );
+}
+
+function startLease(client: Client, taskQueue: string, message: MessageOf<'lease.start'>) {
+  return startOnce(() =>
+    client.workflow.start(leaseWorkflow, {
+      workflowId: workflowIds.lease(message.jobId, message.claimId),
+      taskQueue: controlTaskQueue(taskQueue),
+      priority: CONTROL_PRIORITY,
+      args: [
+        {
+          jobId: message.jobId,
+          claimId: message.claimId,
+          ...(message.expiresAt ? { expiresAt: message.expiresAt } : {}),
+        },
+      ],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: true,
+      typedSearchAttributes: searchAttributePairs({
+        workspaceId: message.workspaceId,
+        jobIds: [message.jobId],
+      }),
+    }),
+  );
+}
+
+/** The release's earlier run may have finished: signal-with-start runs it again, or wakes the running one. */
+async function redeployRelease(client: Client, taskQueue: string, message: MessageOf<'release.redeploy'>) {
+  await client.workflow.signalWithStart(releaseWorkflow, {
+    ...releaseStartOptions(taskQueue, message.release),
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    signal: wakeSignal,
+  });
+}
+
+function startWorkflowRun(client: Client, taskQueue: string, message: MessageOf<'workflowRun.start'>) {
+  return startOnce(() =>
+    client.workflow.start(workflowRunWorkflow, {
+      workflowId: workflowIds.workflowRun(message.runId),
+      taskQueue,
+      // A workflow run's jobs, like a deployment's releases, in a fair share of their own.
+      priority: { priorityKey: 3, fairnessKey: message.workflowId },
+      args: [{ runId: message.runId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: true,
+      typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+    }),
+  );
 }
 
 /**

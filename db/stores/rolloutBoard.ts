@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { groupBy } from '../../domain/grouping';
 
 /** One deployment × environment cell of the rollout board. */
 export interface BoardCell {
@@ -39,6 +40,10 @@ const JOBS_PER_CELL = 10;
 /** Wait reasons shown per cell, at most. */
 const REASONS_PER_CELL = 5;
 
+/** A board cell's key: its deployment and environment. */
+const cellKey = (row: { deploymentId: string; environmentId: string }) =>
+  `${row.deploymentId}/${row.environmentId}`;
+
 /**
  * The rollout board of a workspace: its deployments × environments, each cell's targets with their
  * current and desired versions, states, waiting gates and active jobs. A few grouped queries,
@@ -48,7 +53,34 @@ export class RolloutBoardStore {
   constructor(private readonly em: EntityManager) {}
 
   async board(workspaceId: string): Promise<RolloutBoard> {
-    const deployments = await this.em.execute<RolloutBoard['deployments']>(
+    const deployments = await this.deploymentsWithLatestVersion(workspaceId);
+    const environments = await this.em.execute<RolloutBoard['environments']>(
+      `SELECT id, name FROM environment WHERE workspace_id = ? ORDER BY name, id`,
+      [workspaceId],
+    );
+    const cells = await this.cellCounts(workspaceId);
+    const waiting = groupBy(await this.waitingReasons(workspaceId), cellKey);
+    const jobs = groupBy(await this.activeJobs(workspaceId), cellKey);
+    return {
+      deployments,
+      environments,
+      cells: cells.map((cell) => ({
+        ...cell,
+        states: cell.states ?? {},
+        waiting: (waiting.get(cellKey(cell)) ?? []).map((row) => ({ reason: row.reason, releases: row.n })),
+        activeJobs: (jobs.get(cellKey(cell)) ?? []).map(({ id, status, releaseId, agent, resource }) => ({
+          id,
+          status,
+          releaseId,
+          agent,
+          resource,
+        })),
+      })),
+    };
+  }
+
+  private deploymentsWithLatestVersion(workspaceId: string): Promise<RolloutBoard['deployments']> {
+    return this.em.execute<RolloutBoard['deployments']>(
       `SELECT d.id, d.name, d.slug,
               (SELECT json_build_object('id', v.id, 'tag', v.tag, 'rolloutStatus', v.rollout_status,
                                         'releaseCount', v.rollout_release_count)
@@ -57,11 +89,11 @@ export class RolloutBoardStore {
          FROM deployment d WHERE d.workspace_id = ? ORDER BY d.name, d.id`,
       [workspaceId],
     );
-    const environments = await this.em.execute<RolloutBoard['environments']>(
-      `SELECT id, name FROM environment WHERE workspace_id = ? ORDER BY name, id`,
-      [workspaceId],
-    );
-    const cells = await this.em.execute<Omit<BoardCell, 'waiting' | 'activeJobs'>[]>(
+  }
+
+  /** Each cell's targets, grouped by current version, desired version and state. */
+  private cellCounts(workspaceId: string): Promise<Omit<BoardCell, 'waiting' | 'activeJobs'>[]> {
+    return this.em.execute<Omit<BoardCell, 'waiting' | 'activeJobs'>[]>(
       `WITH targets AS (
          SELECT t.deployment_id, t.environment_id, cv.tag AS current_tag, latest.tag AS desired_tag,
                 coalesce(latest.phase, 'none') AS state
@@ -92,9 +124,11 @@ export class RolloutBoardStore {
          FROM targets o GROUP BY deployment_id, environment_id`,
       [workspaceId],
     );
-    const waiting = await this.em.execute<
-      { deploymentId: string; environmentId: string; reason: string; n: number }[]
-    >(
+  }
+
+  /** The most common reasons each cell's pending releases wait for. */
+  private waitingReasons(workspaceId: string) {
+    return this.em.execute<{ deploymentId: string; environmentId: string; reason: string; n: number }[]>(
       `SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", reason, n FROM (
          SELECT deployment_id, environment_id, coalesce(phase_reason, 'not evaluated yet') AS reason, count(*)::int AS n,
                 row_number() OVER (PARTITION BY deployment_id, environment_id ORDER BY count(*) DESC) AS rank
@@ -103,7 +137,11 @@ export class RolloutBoardStore {
         WHERE rank <= ${REASONS_PER_CELL}`,
       [workspaceId],
     );
-    const jobs = await this.em.execute<
+  }
+
+  /** The oldest active jobs of each cell. */
+  private activeJobs(workspaceId: string) {
+    return this.em.execute<
       (BoardCell['activeJobs'][number] & { deploymentId: string; environmentId: string })[]
     >(
       `SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", id, status, "releaseId", agent,
@@ -119,21 +157,5 @@ export class RolloutBoardStore {
         WHERE rank <= ${JOBS_PER_CELL}`,
       [workspaceId],
     );
-    const key = (row: { deploymentId: string; environmentId: string }) =>
-      `${row.deploymentId}/${row.environmentId}`;
-    return {
-      deployments,
-      environments,
-      cells: cells.map((cell) => ({
-        ...cell,
-        states: cell.states ?? {},
-        waiting: waiting
-          .filter((row) => key(row) === key(cell))
-          .map((row) => ({ reason: row.reason, releases: row.n })),
-        activeJobs: jobs
-          .filter((row) => key(row) === key(cell))
-          .map(({ id, status, releaseId, agent, resource }) => ({ id, status, releaseId, agent, resource })),
-      })),
-    };
   }
 }
