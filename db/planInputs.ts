@@ -198,94 +198,110 @@ function openPlanRows(
   const deployments = new Map([...rows.recordsOf.values()].map((row) => [row.deployment.id, row.deployment]));
   const versions = new Map([...rows.recordsOf.values()].map((row) => [row.version.id, row.version]));
   return {
-    definitionsOf: once((deploymentId) => {
-      const secrets = secretsOf('deployment', deploymentId);
-      return (rows.variablesOf.get(deploymentId) ?? []).map((row): VariableDefinition => ({
-        key: row.key,
-        sensitive: row.sensitive,
-        defaultValue:
-          row.default_value === null ? undefined : openValue(secrets, row.default_value, row.sensitive),
-        values: (row.values ?? []).map((value) => ({
-          ...value,
-          value: value.value === null ? undefined : openValue(secrets, value.value, value.sensitive),
-        })),
-      }));
-    }),
-    resourceVariablesOf: once((resourceId) =>
-      (rows.resourceVariablesOf.get(resourceId) ?? []).map(({ key, value, sensitive }) => ({
-        key,
-        sensitive,
-        value: openValue(secretsOf('resource', resourceId), value, sensitive),
-      })),
+    definitionsOf: once((id) => openDefinitions(secretsOf('deployment', id), rows.variablesOf.get(id) ?? [])),
+    resourceVariablesOf: once((id) =>
+      openResourceVariables(secretsOf('resource', id), rows.resourceVariablesOf.get(id) ?? []),
     ),
     variableSetsOf: once((workspaceId) =>
-      (rows.variableSetsOf.get(workspaceId) ?? []).map(
-        ({ id, name, priority, selector, variables }): VariableSetDefinition => {
-          const secrets = box.forRecord(workspaceId, 'variable_set', id);
-          return {
-            id,
-            name,
-            priority,
-            selector,
-            variables: variables.map((variable) => ({
-              ...variable,
-              value:
-                variable.value === null ? undefined : openValue(secrets, variable.value, variable.sensitive),
-            })),
-          };
-        },
-      ),
+      openVariableSets(box, workspaceId, rows.variableSetsOf.get(workspaceId) ?? []),
     ),
-    agentsOf: once((workspaceId) =>
-      (rows.agentsOf.get(workspaceId) ?? []).map(({ id, name, type, config, metadata }) => ({
-        id,
-        name,
-        type,
-        metadata,
-        config: openConfig(box.forRecord(workspaceId, 'job_agent', id), config),
-      })),
-    ),
-    deploymentOf: once((deploymentId) => {
-      const deployment = deployments.get(deploymentId)!;
-      return {
-        ...deployment,
-        jobAgentConfig: openConfig(secretsOf('deployment', deploymentId), deployment.jobAgentConfig ?? {}),
-        jobAgents: deployment.jobAgents.map((entry) => ({
-          ...entry,
-          config: openConfig(secretsOf('deployment', deploymentId), entry.config),
-        })),
-      };
-    }),
-    versionOf: once((versionId) => {
-      if (proposed) return proposed;
-      const version = versions.get(versionId)!;
-      return {
-        ...version,
-        jobAgentConfig: openConfig(secretsOf('version', versionId), version.jobAgentConfig),
-      };
-    }),
-    /** A policy's verification metrics, their headers sealed again for the release's jobs. */
-    verificationsOf(release: ReleaseRow, policies: MatchedPolicy[]): JobPlanInput['verifications'] {
-      return policies.flatMap((policy) =>
-        policy.rules.flatMap((rule) =>
-          rule.verification
-            ? [
-                {
-                  policyId: policy.id,
-                  ruleId: rule.id,
-                  triggerOn: rule.verification.triggerOn,
-                  metrics: resealMetricHeaders(
-                    rule.verification.metrics,
-                    box.forRecord(release.workspace_id, 'policy', policy.id),
-                    jobSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id }),
-                  ),
-                },
-              ]
-            : [],
-        ),
-      );
-    },
+    agentsOf: once((workspaceId) => openAgents(box, workspaceId, rows.agentsOf.get(workspaceId) ?? [])),
+    deploymentOf: once((id) => openDeployment(secretsOf('deployment', id), deployments.get(id)!)),
+    versionOf: once((id) => proposed ?? openVersion(secretsOf('version', id), versions.get(id)!)),
+    verificationsOf: (release: ReleaseRow, policies: MatchedPolicy[]) =>
+      resealVerifications(box, release, policies),
   };
+}
+
+type RecordSecrets = ReturnType<SecretBox['forRecord']>;
+
+function openDefinitions(secrets: RecordSecrets, rows: VariableRow[]): VariableDefinition[] {
+  return rows.map((row) => ({
+    key: row.key,
+    sensitive: row.sensitive,
+    defaultValue:
+      row.default_value === null ? undefined : openValue(secrets, row.default_value, row.sensitive),
+    values: (row.values ?? []).map((value) => ({
+      ...value,
+      value: value.value === null ? undefined : openValue(secrets, value.value, value.sensitive),
+    })),
+  }));
+}
+
+function openResourceVariables(secrets: RecordSecrets, rows: ResourceVariableRow[]) {
+  return rows.map(({ key, value, sensitive }) => ({
+    key,
+    sensitive,
+    value: openValue(secrets, value, sensitive),
+  }));
+}
+
+function openVariableSets(
+  box: SecretBox,
+  workspaceId: string,
+  rows: VariableSetRow[],
+): VariableSetDefinition[] {
+  return rows.map(({ id, name, priority, selector, variables }) => {
+    const secrets = box.forRecord(workspaceId, 'variable_set', id);
+    return {
+      id,
+      name,
+      priority,
+      selector,
+      variables: variables.map((variable) => ({
+        ...variable,
+        value: variable.value === null ? undefined : openValue(secrets, variable.value, variable.sensitive),
+      })),
+    };
+  });
+}
+
+function openAgents(box: SecretBox, workspaceId: string, rows: PlanAgent[]): PlanAgent[] {
+  return rows.map(({ id, name, type, config, metadata }) => ({
+    id,
+    name,
+    type,
+    metadata,
+    config: openConfig(box.forRecord(workspaceId, 'job_agent', id), config),
+  }));
+}
+
+function openDeployment(secrets: RecordSecrets, deployment: RecordsRow['deployment']) {
+  return {
+    ...deployment,
+    jobAgentConfig: openConfig(secrets, deployment.jobAgentConfig ?? {}),
+    jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: openConfig(secrets, entry.config) })),
+  };
+}
+
+function openVersion(secrets: RecordSecrets, version: ProposedVersion): ProposedVersion {
+  return { ...version, jobAgentConfig: openConfig(secrets, version.jobAgentConfig) };
+}
+
+/** A policy's verification metrics, their headers sealed again for the release's jobs. */
+function resealVerifications(
+  box: SecretBox,
+  release: ReleaseRow,
+  policies: MatchedPolicy[],
+): JobPlanInput['verifications'] {
+  return policies.flatMap((policy) =>
+    policy.rules.flatMap((rule) =>
+      rule.verification
+        ? [
+            {
+              policyId: policy.id,
+              ruleId: rule.id,
+              triggerOn: rule.verification.triggerOn,
+              metrics: resealMetricHeaders(
+                rule.verification.metrics,
+                box.forRecord(release.workspace_id, 'policy', policy.id),
+                jobSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id }),
+              ),
+            },
+          ]
+        : [],
+    ),
+  );
 }
 
 /** One release's plan input, from the batch's rows and opened values. */
