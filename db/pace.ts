@@ -1,9 +1,12 @@
 /**
  * Longest stretch of CPU work a paced task runs before it lets others in. An agent's request takes
- * a few turns of the event loop (one per query), each behind at most one slice: 5 ms slices kept a
- * neighbour's polls under 100 ms at p99 while dear filters ran (test/integration/security/noisyNeighbour.test.ts).
+ * a few turns of the event loop (one per query), each behind at most one slice, and a slice can
+ * overrun by one indivisible piece (a large record's parse, or its evaluation, each up to ~10 ms):
+ * 2 ms slices, with a turn between a record's parse and its evaluation, kept a neighbour's agents at
+ * a p99 of 59–89 ms where 5 ms slices gave 102–114 ms on the same machine
+ * (test/integration/security/noisyNeighbour.test.ts).
  */
-export const SLICE_MS = 5;
+export const SLICE_MS = 2;
 
 /**
  * One slice of paced CPU work at a time in the process (README "Security model", CEL budget).

@@ -100,7 +100,10 @@ export async function listFiltered<T extends { id: string }>(
           const row = rows.get(id);
           await pacer.pace();
           const record = row && scan.recordOf(row);
-          if (!record || !matches(record)) continue;
+          if (!record) continue;
+          // Parsing a large record and evaluating it are each up to a slice's worth: a turn between them.
+          await pacer.pace();
+          if (!matches(record)) continue;
           if (total >= page.offset && items.length < page.limit) items.push(record);
           total++;
         }
