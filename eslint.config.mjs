@@ -35,10 +35,10 @@ function layers(...names) {
  * A directory's import rule: `forbidden` never, `typesOnly` for types alone (erased at build, so
  * they carry no dependency at run time); `extra` rules beside it.
  */
-function layer(files, message, forbidden, typesOnly = [], extra = {}) {
+function layer(files, message, forbidden, typesOnly = [], extra = {}, ignores = []) {
   const patterns = [{ group: forbidden, message }];
   if (typesOnly.length > 0) patterns.push({ group: typesOnly, message, allowTypeImports: true });
-  return { files: [files], rules: { 'no-restricted-imports': ['error', { patterns }], ...extra } };
+  return { files: [files], ignores, rules: { 'no-restricted-imports': ['error', { patterns }], ...extra } };
 }
 
 export default tseslint.config(
@@ -64,17 +64,17 @@ export default tseslint.config(
   // The layers of ARCHITECTURE.md ("Layers"): what each directory may import.
   layer('domain/**/*.ts', 'domain/ is pure: rules and types, no I/O and no other layer.', [
     ...IO_MODULES,
-    ...layers('db', 'api', 'activities', 'worker', 'workflows', 'cli'),
+    ...layers('db', 'engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
   ]),
   layer(
     'workflows/**/*.ts',
     'Workflows are replayed: only domain/ and types, no I/O, clocks or randomness.',
-    [...IO_MODULES, 'node:*', ...layers('db', 'api', 'worker', 'cli')],
+    [...IO_MODULES, 'node:*', ...layers('db', 'engine', 'api', 'worker', 'cli')],
     ['../activities', '../activities/*'],
   ),
   layer(
     'activities/**/*.ts',
-    'Activities call db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI.',
+    'Activities call engine/ and db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI.',
     layers('api', 'worker', 'workflows', 'cli'),
     DATABASE_MODULES,
     {
@@ -83,14 +83,33 @@ export default tseslint.config(
         {
           selector:
             'CallExpression[callee.property.name=/^(execute|createQueryBuilder|getKnex|nativeUpdate|nativeDelete|nativeInsert)$/]',
-          message: 'SQL belongs in db/: call a db/ function instead.',
+          message: 'SQL belongs in engine/ or db/: call their function instead.',
         },
       ],
     },
   ),
-  layer('db/**/*.ts', 'db/ persists: no HTTP, activities, worker, workflows or CLI.', [
+  layer(
+    'db/**/*.ts',
+    'db/ persists: no engine, HTTP, activities, worker, workflows or CLI (only its stores call the engine).',
+    layers('engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
+    [],
+    {},
+    ['db/stores/**'],
+  ),
+  layer('db/stores/**/*.ts', 'db/stores/ serve the API: no HTTP, activities, worker, workflows or CLI.', [
     ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
   ]),
+  layer(
+    'engine/**/*.ts',
+    'engine/ decides and writes through db/: no HTTP, activities, worker, workflows or CLI.',
+    [
+      ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
+      '../stores',
+      '../stores/*',
+      '../../db/stores',
+      '../../db/stores/*',
+    ],
+  ),
   layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
     ...layers('activities', 'worker', 'workflows', 'cli'),
   ]),

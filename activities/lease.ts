@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { expireLapsedClaims, readClaim } from '../db/jobMoves';
+import { expireLapsedClaims, readClaim } from '../engine/jobMoves';
 import type { Database } from '../db/database';
 
 /** The lease workflow's database steps; fenced by the claim id, idempotent. */

@@ -1,16 +1,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { appendMeasurement, recordEvaluation, releaseProgress, settleVerification } from '../db/releaseSteps';
+import {
+  appendMeasurement,
+  recordEvaluation,
+  releaseProgress,
+  settleVerification,
+} from '../engine/executor/releaseSteps';
 import { JobSchema, JobVerificationSchema } from '../db/entities';
-import { startReleaseJobs, type StartJobsResult } from '../db/jobCreation';
-import { changeJobStatus } from '../db/jobMoves';
-import { finishRelease as finish, type FinalPhase } from '../db/releaseCompletion';
-import { loadRelease, type LoadedRelease } from '../db/releaseFacts';
+import { startReleaseJobs, type StartJobsResult } from '../engine/planner/jobCreation';
+import { changeJobStatus } from '../engine/jobMoves';
+import { finishRelease as finish, type FinalPhase } from '../engine/executor/releaseCompletion';
+import { loadRelease, type LoadedRelease } from '../engine/eligibility/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import type { RegoEngine } from '../domain/planValidation';
-import { withPlanValidation } from '../db/releasePlan';
+import { withPlanValidation } from '../engine/planner/releasePlan';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule } from '../domain/policies';
@@ -123,9 +128,13 @@ async function measureHttpMetric(
  * The database steps of a release's life. Each is idempotent, since Temporal retries an activity
  * whose worker died: running one twice leaves the same rows as running it once.
  */
-export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityDeps) {
-  const fork = () => orm.em.fork() as EntityManager;
+export function createReleaseActivities(deps: ReleaseActivityDeps) {
+  return { ...releaseSteps(deps), ...jobDriverSteps(deps), ...verificationSteps(deps) };
+}
 
+/** The release's own steps: its facts, its evaluation, its jobs' creation and its end. */
+function releaseSteps({ orm, secrets, rego }: ReleaseActivityDeps) {
+  const fork = () => orm.em.fork() as EntityManager;
   return {
     /** The release's facts; with a `planValidationOpa` rule, its verdicts on the release's plan (recorded for explanations). */
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
@@ -143,6 +152,26 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
       return startReleaseJobs(fork(), secrets, releaseId, attempt);
     },
 
+    async releaseProgress(releaseId: string): Promise<ReleaseProgress | null> {
+      return releaseProgress(fork(), releaseId);
+    },
+
+    /** The rules of the target's policies, for deciding whether a failed attempt is retried. */
+    async releaseRules(releaseId: string): Promise<PolicyRule[]> {
+      const loaded = await loadRelease(fork(), releaseId);
+      return loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
+    },
+
+    async finishRelease(releaseId: string, phase: FinalPhase, reason: string): Promise<void> {
+      await finish(fork(), releaseId, phase, reason);
+    },
+  };
+}
+
+/** A job's hand-over to its agent, the following of a pushed job's remote run, and the test runner's end. */
+function jobDriverSteps({ orm, secrets }: ReleaseActivityDeps) {
+  const fork = () => orm.em.fork() as EntityManager;
+  return {
     /** Hands a job to its agent, through the dispatcher of the agent's type. */
     async dispatchJob(jobId: string, step?: DispatchStep): Promise<DispatchResult> {
       const em = fork();
@@ -171,17 +200,13 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
       if (!job || job.completedAt) return;
       await changeJobStatus(em, {}, jobId, { status, message, wakeRelease: false });
     },
+  };
+}
 
-    async releaseProgress(releaseId: string): Promise<ReleaseProgress | null> {
-      return releaseProgress(fork(), releaseId);
-    },
-
-    /** The rules of the target's policies, for deciding whether a failed attempt is retried. */
-    async releaseRules(releaseId: string): Promise<PolicyRule[]> {
-      const loaded = await loadRelease(fork(), releaseId);
-      return loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
-    },
-
+/** A verification's measurements and its verdict. */
+function verificationSteps({ orm, secrets }: ReleaseActivityDeps) {
+  const fork = () => orm.em.fork() as EntityManager;
+  return {
     /**
      * One measurement of a metric measured over HTTP (`http`, `prometheus`, `datadog`,
      * `terraformCloudRun`; domain/metricProviders.ts): its request or requests, then the success and
@@ -203,10 +228,6 @@ export function createReleaseActivities({ orm, secrets, rego }: ReleaseActivityD
 
     async settleVerification(verificationId: string, passed: boolean, message: string): Promise<void> {
       await settleVerification(fork(), verificationId, passed, message);
-    },
-
-    async finishRelease(releaseId: string, phase: FinalPhase, reason: string): Promise<void> {
-      await finish(fork(), releaseId, phase, reason);
     },
   };
 }

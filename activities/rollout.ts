@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { rollOutPendingTargets, rollOutVersionBatch } from '../db/releaseFanout';
+import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor/releaseFanout';
 import type { SecretBox } from '../db/secrets';
 
 export interface RolloutActivityDeps {
@@ -16,7 +16,7 @@ export interface RolloutActivityDeps {
 const BATCHES_FOR_MS = 20_000;
 
 /**
- * The fan-out's batches, each one transaction (db/releaseFanout.ts). They start no workflow
+ * The fan-out's batches, each one transaction (engine/executor/releaseFanout.ts). They start no workflow
  * themselves: each new release's start is an outbox row of the same transaction, which the relay
  * turns into a workflow start, so a batch re-run after a crash creates and starts nothing twice
  * (an activity retried after a lost worker repeats its batches harmlessly).

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { finishWorkflowRun, workflowRunJobs } from '../db/workflowRunSteps';
+import { finishWorkflowRun, workflowRunJobs } from '../engine/executor/workflowRunSteps';
 import type { RunJobState, WorkflowRunStatus } from '../domain/workflowRunProgress';
 
 /** The database steps of a workflow run's workflow; its jobs are dispatched by the release activities' `dispatchJob`. */

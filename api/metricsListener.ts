@@ -2,7 +2,7 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { domainEvents } from '../db/domainMetrics';
+import { domainEvents } from '../engine/metrics';
 import { requestContext } from './middleware/requestContext';
 import { problemMiddleware } from './middleware/problem';
 import { gatherMetrics, prometheusText, scrapeMetrics, type MetricsSources } from './metricsScrape';

@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Registry, type Metric } from 'prom-client';
-import { TENANT_LABELS } from '../db/domainMetrics';
+import { TENANT_LABELS } from '../engine/metrics';
 
 export type MetricJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>[number];
 

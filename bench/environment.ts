@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client } from 'pg';
 import type { Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import pino from 'pino';
 import { startTemporalDevServer, type TemporalDevServer } from '../cli/embedded/temporalServer';
 import { freePort, readPid } from '../cli/embedded/processes';
@@ -412,4 +413,23 @@ export function queuedJobs(query: Query, agentId: string): Promise<number> {
   return count(query, `SELECT count(*)::int AS n FROM job WHERE job_agent_id = $1 AND status = 'queued'`, [
     agentId,
   ]);
+}
+
+/** Temporal's SQLite file and its write-ahead log. */
+export function sqliteBytes(stack: { dataDir: string }): number {
+  return ['temporal.sqlite', 'temporal.sqlite-wal']
+    .map((file) => path.join(stack.dataDir, file))
+    .filter((file) => fs.existsSync(file))
+    .reduce((sum, file) => sum + fs.statSync(file).size, 0);
+}
+
+/** Workflow tasks waiting in the task queue, as the server counts them. */
+export async function workflowBacklog(connection: Connection, taskQueue: string): Promise<number> {
+  const described = await connection.workflowService.describeTaskQueue({
+    namespace: 'default',
+    taskQueue: { name: taskQueue, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    reportStats: true,
+  });
+  return Number(described.stats?.approximateBacklogCount ?? 0);
 }

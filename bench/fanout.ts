@@ -5,7 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../cli/embedded/processes';
 import { openDatabase, type Database } from '../db/database';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../db/releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
 import { SecretBox } from '../db/secrets';
 import { ApiKeyStore } from '../db/stores/apiKeys';
 import { WorkspaceStore } from '../db/stores/workspaces';

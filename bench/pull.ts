@@ -3,7 +3,6 @@ import { Pool } from 'pg';
 import { ApiClient } from '../cli/apiClient';
 import { newId } from '../db/ids';
 import {
-  inParallel,
   percentile,
   round,
   startFlightdeckStack,
@@ -12,9 +11,20 @@ import {
   type FlightdeckStack,
   type StackRole,
   count,
-  queuedJobs,
   type Query,
 } from './environment';
+import {
+  claimAll,
+  cpuProfile,
+  fanOut,
+  laneBuilder,
+  reaperLag,
+  type Claimed,
+  type Call,
+  type Figures,
+  type Lane,
+  type LaneDeployment,
+} from './lanes';
 
 /**
  * Pull delivery on the stack users run: `flightdeck start` from dist/ (PostgreSQL and Temporal
@@ -61,15 +71,12 @@ function sizes(list: string): number[] {
   return list.split(',').map((size) => Number(size.trim()));
 }
 
-type Call = ReturnType<typeof workspaceApi>;
-
 /** A figure's value in every run, and their median. */
 interface Repeated {
   median: number;
   runs: number[];
 }
 
-type Figures = { [name: string]: number | Figures };
 type Summary = { [name: string]: Repeated | Summary };
 
 export async function run(): Promise<Record<string, unknown>> {
@@ -82,7 +89,7 @@ export async function run(): Promise<Record<string, unknown>> {
     await sleep(5_000);
     const idleAtStart = stack.memoryNow();
     const system = await call('POST', '/systems', { name: 'pull' });
-    const lanes = laneBuilder(stack, call, query, system.id);
+    const lanes = laneBuilder(stack, call, query, system.id, WRITERS);
 
     // The large fan-out's lane: its resources once, a deployment per run.
     const fanoutLane = await lanes.create('fanout', FANOUT_TARGETS, REPEATS);
@@ -141,117 +148,6 @@ export async function run(): Promise<Record<string, unknown>> {
     await pool.end();
     await stack.stop();
   }
-}
-
-interface DeploymentSpec {
-  name: string;
-  /** Targets: the lane's first `size` resources. */
-  size: number;
-  leaseSeconds: number;
-}
-
-interface LaneDeployment {
-  id: string;
-  agentId: string;
-  size: number;
-}
-
-interface Lane {
-  puts: Figures;
-  deployments: LaneDeployment[];
-  deployment(name: string): LaneDeployment;
-}
-
-/**
- * A lane: an environment over resources of its own, deployments on them (each with an http-pull
- * agent of its own), and the resources, PUT through the API by concurrent writers. Each
- * deployment's targets are the lane's first `size` resources; the lane waits until they all exist.
- */
-function laneBuilder(stack: FlightdeckStack, call: Call, query: Query, systemId: string) {
-  return {
-    async create(label: string, resources: number, copies: number, specs?: DeploymentSpec[]): Promise<Lane> {
-      const all =
-        specs ??
-        Array.from({ length: copies }, (_, n) => ({ name: `${n}`, size: resources, leaseSeconds: 300 }));
-      const environment = await call('POST', '/environments', {
-        name: label,
-        resourceSelector: `resource.metadata["lane"] == "${label}"`,
-      });
-      await call('PUT', `/systems/${systemId}/environments/${environment.id}`);
-      const deployments: (LaneDeployment & { name: string })[] = [];
-      for (const spec of all) {
-        const agentId = newId();
-        const name = `${label}-${spec.name}`;
-        await call('PUT', `/job-agents/${agentId}`, {
-          name,
-          type: 'http-pull',
-          config: { leaseSeconds: spec.leaseSeconds },
-        });
-        const deployment = await call('POST', '/deployments', {
-          name,
-          slug: name,
-          resourceSelector: `resource.metadata["lane"] == "${label}" && resource.metadata["${spec.name}"] == "in"`,
-          jobAgents: [{ ref: name }],
-        });
-        await call('PUT', `/systems/${systemId}/deployments/${deployment.id}`);
-        deployments.push({ id: deployment.id, agentId, size: spec.size, name: spec.name });
-      }
-      const latencies: number[] = [];
-      const cpu = cpuProfile(stack);
-      const started = performance.now();
-      await inParallel(resources, WRITERS, async (n) => {
-        const membership = Object.fromEntries(all.map((spec) => [spec.name, n < spec.size ? 'in' : 'out']));
-        const sent = performance.now();
-        await call('PUT', `/resources/identifier/${label}-${n}`, {
-          name: `${label}-${n}`,
-          version: 'v1',
-          kind: 'service',
-          metadata: { lane: label, ...membership },
-        });
-        latencies.push(performance.now() - sent);
-      });
-      const seconds = (performance.now() - started) / 1000;
-      const cpuPerPut = cpu.perOperation(resources);
-      latencies.sort((a, b) => a - b);
-      for (const deployment of deployments) {
-        await waitFor(
-          async () =>
-            (await count(query, 'SELECT count(*)::int AS n FROM release_target WHERE deployment_id = $1', [
-              deployment.id,
-            ])) === deployment.size,
-          `${deployment.size} release targets of ${label}-${deployment.name}`,
-          600_000,
-        );
-      }
-      return {
-        puts: {
-          putsPerSecond: round(resources / seconds, 1),
-          latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
-          cpuMsPerPut: cpuPerPut,
-        },
-        deployments,
-        deployment: (name) => deployments.find((deployment) => deployment.name === name)!,
-      };
-    },
-  };
-}
-
-/** A version of the deployment; resolves once every target's job is queued, with how long that took. */
-async function fanOut(call: Call, query: Query, deployment: LaneDeployment, tag: string): Promise<number> {
-  const started = performance.now();
-  await call('POST', `/deployments/${deployment.id}/versions`, { tag });
-  await waitFor(
-    async () => (await queuedJobs(query, deployment.agentId)) === deployment.size,
-    `${deployment.size} queued jobs`,
-    1_800_000,
-  );
-  return (performance.now() - started) / 1000;
-}
-
-interface Claimed {
-  id: string;
-  claim_id: string;
-  claim_expires_at: string;
 }
 
 /**
@@ -420,38 +316,6 @@ async function measurePolls(stack: FlightdeckStack, call: Call, query: Query, te
 }
 
 /**
- * Where a phase's time goes: from now until `perOperation` is called, the CPU each process of the
- * stack spent, and the benchmark's own (its HTTP clients: the agents' side), in ms per operation;
- * `coresBusy` is all of it over the phase's wall-clock time (the machine's ceiling is its core count).
- */
-function cpuProfile(stack: FlightdeckStack) {
-  const read = () => {
-    const own = process.cpuUsage();
-    return { ...stack.cpuMs(), bench: (own.user + own.system) / 1000 };
-  };
-  const before = read();
-  const started = performance.now();
-  return {
-    perOperation(operations: number): Figures {
-      const after = read();
-      const perRole = Object.fromEntries(
-        (Object.keys(after) as (keyof typeof after)[]).map((role) => [
-          role,
-          round((after[role] - before[role]) / operations, 2),
-        ]),
-      );
-      const sum = (reading: typeof after) => Object.values(reading).reduce((all, ms) => all + ms, 0);
-      const total = sum(after) - sum(before);
-      return {
-        ...perRole,
-        total: round(total / operations, 2),
-        coresBusy: round(total / (performance.now() - started), 2),
-      };
-    },
-  };
-}
-
-/**
  * For each size, a fan-out queues that many jobs of an agent with short leases; claimers take them
  * all at once and never heartbeat. Lag: the job's return to the queue (its `updated_at`) after its
  * own claim's expiry, both by the database's clock; the spread says how close together they expired.
@@ -465,37 +329,13 @@ async function measureReaper(stack: FlightdeckStack, call: Call, query: Query, l
       `SELECT id FROM job WHERE job_agent_id = $1 AND status = 'queued'`,
       [deployment.agentId],
     );
-    const client = new ApiClient({ apiUrl: stack.apiUrl, apiKey: stack.apiKey });
-    const expiries = new Map<string, number>();
-    await inParallel(jobs.length, LEASE_CLAIMERS, async (n) => {
-      const job = jobs[n]!;
-      const res = await client.request<Claimed>(
-        'POST',
-        `/v1/workspaces/${stack.workspaceId}/job-agents/${deployment.agentId}/jobs/${job.id}/claim`,
-      );
-      if (res.status !== 200) throw new Error(`claim answered ${res.status}`);
-      expiries.set(job.id, Date.parse(res.body.claim_expires_at));
-    });
-    client.close();
-    const times = [...expiries.values()];
-    await waitFor(
-      async () => (await queuedJobs(query, deployment.agentId)) === size,
-      `${size} leases to be reaped`,
+    const expiries = await claimAll(stack, deployment.agentId, jobs, LEASE_CLAIMERS);
+    figures[`leases${size}`] = await reaperLag(
+      query,
+      deployment.agentId,
+      expiries,
       (LEASE_SECONDS + 600) * 1000,
     );
-    const requeued = await query<{ id: string; at: Date }>(
-      `SELECT id, updated_at AS at FROM job WHERE job_agent_id = $1`,
-      [deployment.agentId],
-    );
-    const lags = requeued.map((job) => job.at.getTime() - expiries.get(job.id)!).sort((a, b) => a - b);
-    figures[`leases${size}`] = {
-      expirySpreadMs: Math.max(...times) - Math.min(...times),
-      lagMs: {
-        p50: round(percentile(lags, 50), 1),
-        p99: round(percentile(lags, 99), 1),
-        max: round(lags.at(-1) ?? 0, 1),
-      },
-    };
   }
   return figures;
 }

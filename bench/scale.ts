@@ -1,14 +1,13 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
 import { Pool } from 'pg';
 import { newId } from '../db/ids';
 import {
   count,
   queuedJobs,
   round,
+  sqliteBytes,
+  workflowBacklog,
   startFlightdeckStack,
   waitFor,
   workspaceApi,
@@ -169,7 +168,7 @@ export async function run(): Promise<Record<string, unknown>> {
     const drained = await waitFor(
       async () => {
         outbox = await count(query, 'SELECT count(*)::int AS n FROM outbox');
-        backlog = await workflowBacklog(connection);
+        backlog = await workflowBacklog(connection, TASK_QUEUE);
         return outbox === 0 && backlog === 0;
       },
       'an empty outbox and workflow task queue',
@@ -220,23 +219,4 @@ export async function run(): Promise<Record<string, unknown>> {
     await pool.end();
     await stack.stop();
   }
-}
-
-/** Workflow tasks waiting in the task queue, as the server counts them. */
-async function workflowBacklog(connection: Connection): Promise<number> {
-  const described = await connection.workflowService.describeTaskQueue({
-    namespace: 'default',
-    taskQueue: { name: TASK_QUEUE, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    reportStats: true,
-  });
-  return Number(described.stats?.approximateBacklogCount ?? 0);
-}
-
-/** Temporal's SQLite file and its write-ahead log. */
-function sqliteBytes(stack: { dataDir: string }): number {
-  return ['temporal.sqlite', 'temporal.sqlite-wal']
-    .map((file) => path.join(stack.dataDir, file))
-    .filter((file) => fs.existsSync(file))
-    .reduce((sum, file) => sum + fs.statSync(file).size, 0);
 }

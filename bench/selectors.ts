@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../db/releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
 import { SecretBox } from '../db/secrets';
 import { DeploymentStore } from '../db/stores/deployments';
 import { EnvironmentStore } from '../db/stores/environments';

@@ -29,7 +29,7 @@ export interface ExplainedRule extends RuleEvaluation {
   approvedBy?: string[];
 }
 
-/** A selector deciding the target whose evaluation was stopped by its budget (db/selectorOverruns.ts). */
+/** A selector deciding the target whose evaluation was stopped by its budget (engine/selectors/selectorOverruns.ts). */
 export interface TargetSelectorWarning {
   record: { type: 'environment' | 'deployment' | 'policy'; id: string; name: string };
   path: string;

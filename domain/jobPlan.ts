@@ -65,9 +65,18 @@ export interface JobPlanRecords {
     jobAgentSelector?: string | null;
     jobAgentConfig?: JsonObject;
   };
-  environment: { id: string; name: string; description: string | null; metadata: Record<string, string> };
+  environment: {
+    id: string;
+    name: string;
+    description: string | null;
+    metadata: Record<string, string>;
+    resourceSelector?: string | null;
+    createdAt?: string;
+  };
   resource: {
     id: string;
+    workspaceId?: string;
+    createdAt?: string;
     name: string;
     version: string;
     kind: string;
@@ -191,7 +200,7 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
     ...job,
     dispatchContext: {
       ...context,
-      jobAgent: job.agent,
+      jobAgent: job.agent && agentContext(job.agent, input.agents, tools, variables),
       jobAgentConfig: job.config,
       inputs: {
         jobId: job.id,
@@ -208,22 +217,68 @@ export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJ
   }));
 }
 
-/** What every job of the release carries in its dispatch context: the records, without agent settings. */
+/** The job's agent as Ctrlplane's `JobAgent`: its configuration (secrets sealed) and metadata. */
+function agentContext(
+  agent: NonNullable<PlannedJob['agent']>,
+  agents: readonly PlanAgent[],
+  tools: PlanTools,
+  variables: ResolvedVariable[],
+) {
+  const record = agents.find((candidate) => candidate.id === agent.id);
+  return {
+    ...agent,
+    config: configSnapshot(tools, record?.config ?? {}, variables),
+    metadata: record?.metadata ?? {},
+  };
+}
+
+/** A record's fields without those that hold null: Ctrlplane's clients read an absent value, never null. */
+function withoutNulls<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null)) as T;
+}
+
+/**
+ * What every job of the release carries in its dispatch context, shaped as Ctrlplane's `DispatchContext`: the
+ * records (configurations with their secrets sealed) and the release with its version, variables and target.
+ */
 function sharedDispatchContext(input: JobPlanInput, tools: PlanTools, variables: ResolvedVariable[]) {
   const { records, release } = input;
+  const { deployment, environment, resource } = records;
+  const version = withoutNulls({
+    ...records.version,
+    name: records.version.name ?? records.version.tag,
+    deploymentId: deployment.id,
+    jobAgentConfig: configSnapshot(tools, records.version.jobAgentConfig, variables),
+  });
+  const releaseTarget = {
+    resourceId: resource.id,
+    environmentId: environment.id,
+    deploymentId: deployment.id,
+  };
   return {
-    deployment: { ...records.deployment, jobAgents: undefined, jobAgentConfig: undefined },
-    environment: records.environment,
-    resource: records.resource,
+    deployment: withoutNulls({
+      ...deployment,
+      jobAgents: undefined,
+      jobAgentSelector: deployment.jobAgentSelector ?? '',
+      jobAgentConfig: configSnapshot(tools, deployment.jobAgentConfig ?? {}, variables),
+    }),
+    environment: withoutNulls(environment),
+    resource,
     release: {
       id: release.id,
       versionId: records.version.id,
-      deploymentId: records.deployment.id,
-      environmentId: records.environment.id,
-      resourceId: records.resource.id,
+      ...releaseTarget,
       createdAt: release.createdAt,
+      version,
+      variables: Object.fromEntries(
+        variables
+          .filter((v) => !v.sensitive && v.value !== null)
+          .map((v) => [v.key, typeof v.value === 'object' ? { object: v.value } : v.value]),
+      ),
+      encryptedVariables: variables.filter((v) => v.sensitive).map((v) => v.key),
+      releaseTarget,
     },
-    version: { ...records.version, jobAgentConfig: undefined },
+    version,
     variables: variableSnapshot(tools, variables),
   };
 }

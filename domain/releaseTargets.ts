@@ -76,7 +76,7 @@ export function computeReleaseTargets(input: TargetInput): ReleaseTargetRef[] {
 
 /**
  * The targets of one resource at a time, among the given environments and deployments: for callers
- * that pace a long list of resources (db/releaseTargetSync.ts).
+ * that pace a long list of resources (engine/targets/releaseTargetSync.ts).
  */
 export function releaseTargetMatcher(
   input: Omit<TargetInput, 'resources'>,

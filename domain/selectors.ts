@@ -244,7 +244,7 @@ let overrunSink: ((overrun: SelectorOverrun) => void) | undefined;
 
 /**
  * Where overruns of saved selectors go: the process that evaluates them records them, so the
- * record whose selector is slow shows it (db/selectorOverruns.ts). Without a sink (in workflows)
+ * record whose selector is slow shows it (engine/selectors/selectorOverruns.ts). Without a sink (in workflows)
  * an overrun only makes the selector not match.
  */
 export function reportOverrunsTo(sink: ((overrun: SelectorOverrun) => void) | undefined): void {

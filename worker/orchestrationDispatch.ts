@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '../domain/orchestration';
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
-import { controlTaskQueue } from './taskQueues';
+import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
@@ -122,7 +122,7 @@ function startVersionRollout(client: Client, taskQueue: string, message: Message
   return startOnce(() =>
     client.workflow.start(versionRolloutWorkflow, {
       workflowId: workflowIds.versionRollout(message.versionId),
-      taskQueue: controlTaskQueue(taskQueue),
+      taskQueue: rolloutTaskQueue(taskQueue),
       priority: CONTROL_PRIORITY,
       args: [{ versionId: message.versionId }],
       // A version becomes ready once; a finished rollout must not run again.
@@ -141,7 +141,7 @@ function startVersionRollout(client: Client, taskQueue: string, message: Message
 async function wakeTargetRollout(client: Client, taskQueue: string, message: MessageOf<'targets.added'>) {
   await client.workflow.signalWithStart(targetRolloutWorkflow, {
     workflowId: workflowIds.targetRollout(message.workspaceId),
-    taskQueue: controlTaskQueue(taskQueue),
+    taskQueue: rolloutTaskQueue(taskQueue),
     priority: CONTROL_PRIORITY,
     args: [{ workspaceId: message.workspaceId }],
     signal: wakeSignal,
@@ -164,7 +164,7 @@ function startLease(client: Client, taskQueue: string, message: MessageOf<'lease
   return startOnce(() =>
     client.workflow.start(leaseWorkflow, {
       workflowId: workflowIds.lease(message.jobId, message.claimId),
-      taskQueue: controlTaskQueue(taskQueue),
+      taskQueue: leaseTaskQueue(taskQueue),
       priority: CONTROL_PRIORITY,
       args: [
         {

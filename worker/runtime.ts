@@ -4,15 +4,15 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { DEFAULT_EGRESS_POLICY, type EgressPolicy } from '../activities/egress';
 import { activityHeartbeats } from './activityHeartbeats';
-import { recordSelectorOverruns } from '../db/selectorOverruns';
+import { recordSelectorOverruns } from '../engine/selectors/selectorOverruns';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { RegoEngine } from '../domain/planValidation';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
-import { controlTaskQueue } from './taskQueues';
-import { controlWorkerTuning, workerTuning } from './tuning';
+import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
+import { leaseWorkerTuning, rolloutWorkerTuning, workerTuning } from './tuning';
 import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
 import { bundleWorkflows, workflowSource, type WorkflowSource } from './workflowSource';
 
@@ -91,16 +91,18 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       ...source,
       ...tuning,
     });
-  // Releases (and workflow runs) on the task queue; the rollouts and leases that drive them on a
-  // queue and a worker of their own, so a driver never waits behind the work it created.
+  // Releases (and workflow runs) on the task queue; the rollouts that create them and the leases of
+  // agents' claims each on a queue and a worker of their own (worker/taskQueues.ts).
   const worker = await workerOf(temporal.taskQueue, workerTuning(options.workflowCacheMb));
-  const controlWorker = await workerOf(controlTaskQueue(temporal.taskQueue), controlWorkerTuning());
+  const rolloutWorker = await workerOf(rolloutTaskQueue(temporal.taskQueue), rolloutWorkerTuning());
+  const leaseWorker = await workerOf(leaseTaskQueue(temporal.taskQueue), leaseWorkerTuning());
+  const workers = [worker, rolloutWorker, leaseWorker];
   const relay = new OutboxRelay({
     databaseUrl: options.databaseUrl,
     dispatch: createOrchestrationDispatch(client, temporal.taskQueue),
     logger: logger.child({ component: 'outbox-relay' }),
   });
-  const done = Promise.all([worker.run(), controlWorker.run()]).then(() => undefined);
+  const done = Promise.all(workers.map((each) => each.run())).then(() => undefined);
   await relay.start();
   logger.info({ taskQueue: temporal.taskQueue, namespace: temporal.namespace }, 'worker running');
 
@@ -108,7 +110,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   const stop = () =>
     (stopping ??= (async () => {
       await relay.stop();
-      for (const each of [worker, controlWorker]) if (each.getState() === 'RUNNING') each.shutdown();
+      for (const each of workers) if (each.getState() === 'RUNNING') each.shutdown();
       await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
       await flushSelectorOverruns();
       await connection.close();

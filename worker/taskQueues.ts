@@ -1,9 +1,24 @@
 /**
- * The task queue of the work that drives the rest — version and target rollouts, leases — beside
- * the configured one (releases, workflow runs): its own worker serves it (worker/runtime.ts), so a
- * rollout never waits behind the thousands of release workflows it has just started, nor a lease's
- * sweep behind a fan-out.
+ * The task queues beside the configured one (releases and workflow runs: thousands of workflows
+ * after a fan-out), each served by a worker of its own (worker/runtime.ts), so that no driver waits
+ * behind the work it drives nor behind another driver's:
+ * - rollouts (version and target rollouts), which create the releases;
+ * - leases, one per claim, a thousand at once when agents are busy: a version's rollout waited
+ *   two minutes behind their tasks when both shared a queue (bench/trailing.ts).
  */
-export function controlTaskQueue(taskQueue: string): string {
+export function rolloutTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-rollout`;
+}
+
+/**
+ * The leases' queue keeps the name it had when rollouts shared it: leases (and rollouts) already
+ * running there finish on it, since every worker serves every workflow type.
+ */
+export function leaseTaskQueue(taskQueue: string): string {
   return `${taskQueue}-control`;
+}
+
+/** Every task queue of a deployment of Flightdeck whose configured queue is `taskQueue`. */
+export function allTaskQueues(taskQueue: string): string[] {
+  return [taskQueue, rolloutTaskQueue(taskQueue), leaseTaskQueue(taskQueue)];
 }

@@ -43,11 +43,25 @@ export function workerTuning(cacheMb = DEFAULT_WORKFLOW_CACHE_MB): Partial<Worke
 }
 
 /**
- * The control worker (worker/taskQueues.ts): rollouts and leases, a few at a time each. A lease's
- * tasks are short and a rollout's work is in its activity; a small cache keeps open leases and
- * rollouts without evicting them.
+ * The rollout worker (worker/taskQueues.ts): a rollout's work is in its activity, one transaction per
+ * batch, so a few rollouts at a time (several workspaces' at once) keep PostgreSQL busy without
+ * crowding each other, and a handful of cached workflows keeps them all.
  */
-export function controlWorkerTuning(): Partial<WorkerOptions> {
+export function rolloutWorkerTuning(): Partial<WorkerOptions> {
+  return {
+    maxConcurrentWorkflowTaskExecutions: 4,
+    maxConcurrentWorkflowTaskPolls: 2,
+    maxConcurrentActivityTaskExecutions: 4,
+    maxConcurrentActivityTaskPolls: 2,
+    maxCachedWorkflows: 20,
+  };
+}
+
+/**
+ * The lease worker (worker/taskQueues.ts): a lease's tasks are short (a timer, a sweep); a small
+ * cache keeps the open leases of a burst of claims without evicting them.
+ */
+export function leaseWorkerTuning(): Partial<WorkerOptions> {
   return {
     maxConcurrentWorkflowTaskExecutions: 20,
     maxConcurrentWorkflowTaskPolls: 4,

@@ -18,7 +18,7 @@ export interface WorkflowRunInput {
  * `workflow-run/<runId>`: one run of a workflow, like a release's jobs without its gates. It
  * dispatches each of the run's jobs through its agent type (pull agents' jobs are queued already),
  * follows pushed ones, and ends the run once every job has ended: succeeded if every job did.
- * Each job that ends wakes it (db/jobMoves/change.ts); the database is the truth.
+ * Each job that ends wakes it (engine/jobMoves/change.ts); the database is the truth.
  */
 export async function workflowRunWorkflow(
   input: WorkflowRunInput,

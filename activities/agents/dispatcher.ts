@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { RecordSecrets } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
-import { moveDispatchedJob } from '../../db/jobMoves';
+import { moveDispatchedJob } from '../../engine/jobMoves';
 import { openTree } from '../../db/sensitiveValues';
 import type { z } from 'zod';
 

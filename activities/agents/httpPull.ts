@@ -1,4 +1,4 @@
-import { moveDispatchedJob } from '../../db/jobMoves';
+import { moveDispatchedJob } from '../../engine/jobMoves';
 import type { JobDispatcher } from './dispatcher';
 
 /** docs/behaviour.md "Pull job agents": dispatching to an `http-pull` agent only queues the job; it pushes nothing. */

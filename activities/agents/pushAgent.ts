@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
-import { changeJobStatus, moveDispatchedJob, type JobStatusChange } from '../../db/jobMoves';
+import { changeJobStatus, moveDispatchedJob, type JobStatusChange } from '../../engine/jobMoves';
 import { ConflictError } from '../../domain/errors';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { TemplateError } from '../../domain/templates';

@@ -1,4 +1,4 @@
-import { moveDispatchedJob } from '../../db/jobMoves';
+import { moveDispatchedJob } from '../../engine/jobMoves';
 import { TestRunnerConfig } from '../../domain/jobAgents';
 import { agentConfigOf, type JobDispatcher } from './dispatcher';
 

@@ -26,11 +26,18 @@ async function withSystems(stores: Stores, deployments: Deployment[]) {
   }));
 }
 
-/** A deployment by id, with Ctrlplane's `deployment`, `systems` and `variables` beside its fields. */
-async function detail(stores: Stores, workspaceId: string, id: string) {
-  const [shown] = await withSystems(stores, [await stores.deployments.get(workspaceId, id)]);
-  const variables = await stores.variables.listVariables(workspaceId, id, { limit: 1000, offset: 0 });
+/** A deployment read alone, with Ctrlplane's `deployment`, `systems` and `variables` beside its fields. */
+async function detailOf(stores: Stores, deployment: Deployment) {
+  const [shown] = await withSystems(stores, [deployment]);
+  const variables = await stores.variables.listVariables(deployment.workspaceId, deployment.id, {
+    limit: 1000,
+    offset: 0,
+  });
   return { ...shown!, variables: variables.items.map(toVariableWithValues) };
+}
+
+async function detail(stores: Stores, workspaceId: string, id: string) {
+  return detailOf(stores, await stores.deployments.get(workspaceId, id));
 }
 
 export const deploymentRoutes = [
@@ -43,6 +50,7 @@ export const deploymentRoutes = [
     body: DeploymentBody,
     schema: DeploymentSchema,
     pageName: 'DeploymentPage',
+    acceptedName: 'DeploymentAccepted',
     creatable: true,
     duplicate: 'Duplicate slug',
     store: (stores) => stores.deployments,
@@ -68,12 +76,12 @@ export const deploymentRoutes = [
     auth: 'apiKey',
     params: WorkspaceParams.extend({ name: z.string().min(1).max(200) }),
     responses: {
-      200: { description: 'The deployment', schema: DeploymentSchema },
+      200: { description: 'The deployment, as read by id', schema: DeploymentDetailSchema },
       409: { description: 'Several deployments have that name' },
     },
     async handle(ctx, { params }) {
       const deployment = await ctx.state.stores.deployments.getByName(params.workspaceId, params.name);
-      return { status: 200, body: (await present(ctx.state.stores, [deployment]))[0] };
+      return { status: 200, body: await detailOf(ctx.state.stores, deployment) };
     },
   }),
 ];

@@ -29,6 +29,7 @@ export const environmentRoutes = [
     body: EnvironmentBody,
     schema: EnvironmentWithSystemsSchema,
     pageName: 'EnvironmentPage',
+    acceptedName: 'EnvironmentAccepted',
     creatable: true,
     duplicate: 'Duplicate name',
     store: (stores) => stores.environments,

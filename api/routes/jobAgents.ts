@@ -15,6 +15,7 @@ export const jobAgentRoutes = recordRoutes({
   body: JobAgentBody,
   schema: JobAgentSchema,
   pageName: 'JobAgentPage',
+  acceptedName: 'JobAgentAccepted',
   creatable: false,
   duplicate:
     'Duplicate name; or a kept credential whose type or endpoint changed (credential_destination_changed)',

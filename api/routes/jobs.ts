@@ -3,18 +3,11 @@ import type { Stores } from '../../db/stores';
 import { route } from '../route';
 import { agentCaller } from './pull';
 import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
-import { DeploymentSchema } from '../schemas/deployment';
-import { ReleaseSchema, toRelease } from '../schemas/release';
-import { ResourceSchema } from '../schemas/resource';
-import { EnvironmentWithSystemsSchema } from '../schemas/system';
-import { z } from '../schemas/zod';
-import { present as presentDeployments } from './deployments';
-import { present as presentEnvironments } from './environments';
-import { presentResources } from './resources';
+import { JobWithReleaseSchema, toJobWithRelease } from '../schemas/jobWithRelease';
 import {
   JobListQuery,
   JobParams,
-  JobSchema,
+  JobStatusAcceptedSchema,
   JobStatusBody,
   JobWithVerificationsSchema,
   toJob,
@@ -31,30 +24,28 @@ export async function withVerifications(stores: Stores, jobs: Job[]) {
   }));
 }
 
-const JobWithReleaseSchema = z
-  .object({
-    job: JobSchema,
-    release: ReleaseSchema,
-    deployment: DeploymentSchema,
-    environment: EnvironmentWithSystemsSchema,
-    resource: ResourceSchema,
-  })
-  .openapi('JobWithRelease');
-
 export const jobRoutes = [
   route({
     method: 'get',
     path: '/workspaces/{workspaceId}/jobs',
-    summary: 'List jobs, oldest first',
+    summary: 'List jobs, oldest first, each with its release and target records',
     tags,
     auth: 'apiKey',
     params: WorkspaceParams,
     query: JobListQuery,
-    responses: { 200: { description: 'Jobs', schema: pageOf(JobSchema, 'JobPage') } },
+    responses: {
+      200: {
+        description: 'Jobs with their releases',
+        schema: pageOf(JobWithReleaseSchema, 'JobWithReleasePage'),
+      },
+    },
     async handle(ctx, { params, query }) {
       const { limit, offset, ...filter } = query;
-      const page = await ctx.state.stores.jobs.list(params.workspaceId, filter, { limit, offset });
-      return { status: 200, body: pageResponse(page, toJob) };
+      const page = await ctx.state.stores.jobs.listWithReleases(params.workspaceId, filter, {
+        limit,
+        offset,
+      });
+      return { status: 200, body: pageResponse(page, toJobWithRelease) };
     },
   }),
   route({
@@ -80,17 +71,7 @@ export const jobRoutes = [
     responses: { 200: { description: 'The job and its release', schema: JobWithReleaseSchema } },
     async handle(ctx, { params }) {
       const found = await ctx.state.stores.jobs.withRelease(params.workspaceId, params.jobId);
-      const stores = ctx.state.stores;
-      return {
-        status: 200,
-        body: {
-          job: toJob(found.job),
-          release: toRelease(found.release),
-          deployment: (await presentDeployments(stores, [found.deployment]))[0]!,
-          environment: (await presentEnvironments(stores, [found.environment]))[0]!,
-          resource: (await presentResources(stores, [found.resource]))[0]!,
-        },
-      };
+      return { status: 200, body: toJobWithRelease(found) };
     },
   }),
   route({
@@ -106,7 +87,7 @@ export const jobRoutes = [
     params: JobParams,
     body: JobStatusBody,
     responses: {
-      202: { description: 'The job', schema: JobSchema },
+      202: { description: 'The job, as reported', schema: JobStatusAcceptedSchema },
       409: { description: 'The job cannot move to that status, or a stale claim_id under enforceClaimId' },
     },
     async handle(ctx, { params, body }) {
@@ -122,7 +103,7 @@ export const jobRoutes = [
           claimId: body.claim_id,
         },
       );
-      return { status: 202, body: toJob(job) };
+      return { status: 202, body: { id: job.id, message: 'Job status recorded', job: toJob(job) } };
     },
   }),
 ];

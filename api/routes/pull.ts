@@ -1,4 +1,4 @@
-import type { AgentCaller } from '../../db/stores/pull';
+import type { AgentCaller } from '../../engine/jobMoves/pull';
 import { ForbiddenError } from '../../domain/errors';
 import { route, type AppContext } from '../route';
 import { pageResponse, pageOf } from '../schemas/common';

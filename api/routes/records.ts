@@ -15,8 +15,10 @@ import {
   celQuery,
   pageOf,
   pageQuery,
+  savedMessage,
   upserted,
   upsertResponses,
+  withMessage,
   WorkspaceParams,
 } from '../schemas/common';
 
@@ -39,7 +41,12 @@ export interface RecordRoutesSpec<R> {
   idParam: string;
   params: ZodObject;
   body: ZodType;
-  schema: ZodType;
+  schema: ZodObject;
+  /**
+   * The name of the answer to POST and PUT when it carries a `message` beside the record (Ctrlplane answers those
+   * writes with `{id, message}`); absent: the record alone.
+   */
+  acceptedName?: string;
   pageName: string;
   store: (stores: Stores) => RecordStore<R>;
   /** Records as the API shows them; given all of a page at once so related data loads in one query. */
@@ -71,126 +78,166 @@ async function withSelectorWarnings<R>(
   );
 }
 
+/** What the routes of one kind of record share, derived once from its spec. */
+function recordKit<R>(spec: RecordRoutesSpec<R>) {
+  const present = async (stores: Stores, records: R[]) =>
+    withSelectorWarnings(stores, records, await spec.present(stores, records), spec.selectors);
+  return {
+    one: `${spec.collection}/{${spec.idParam}}`,
+    tags: [spec.tag],
+    idOf: (params: Record<string, unknown>) => params[spec.idParam] as string,
+    present,
+    show: async (stores: Stores, record: R) => (await present(stores, [record]))[0],
+    conflict: (spec.duplicate ? { 409: { description: spec.duplicate } } : {}) as Record<
+      number,
+      ResponseSpec
+    >,
+    acceptedSchema: spec.acceptedName ? withMessage(spec.schema, spec.acceptedName) : spec.schema,
+    noun: spec.noun[0]!.toUpperCase() + spec.noun.slice(1),
+  };
+}
+
+type RecordKit<R> = ReturnType<typeof recordKit<R>>;
+
 /**
  * The routes every workspace record has: POST (where records are created without an id), list,
  * GET, PUT with a client-chosen id (202, created or replaced) and DELETE (202).
  */
 export function recordRoutes<R>(spec: RecordRoutesSpec<R>): Route[] {
-  const one = `${spec.collection}/{${spec.idParam}}`;
-  const tags = [spec.tag];
-  const idOf = (params: Record<string, unknown>) => params[spec.idParam] as string;
-  const present = async (stores: Stores, records: R[]) =>
-    withSelectorWarnings(stores, records, await spec.present(stores, records), spec.selectors);
-  const show = async (stores: Stores, record: R) => (await present(stores, [record]))[0];
-  const conflict: Record<number, ResponseSpec> = spec.duplicate
-    ? { 409: { description: spec.duplicate } }
-    : {};
-  const filter = spec.filter;
-
-  const routes: Route[] = [
-    route({
-      method: 'get',
-      path: spec.collection,
-      summary: `List ${spec.noun}s, oldest first`,
-      tags,
-      auth: 'apiKey',
-      params: WorkspaceParams,
-      query: filter ? pageQuery().extend({ cel: celQuery(filter.scope) }) : pageQuery(),
-      responses: {
-        200: {
-          description: `${spec.noun}s`,
-          schema: pageOf(spec.listItem?.schema ?? spec.schema, spec.pageName),
-        },
-      },
-      async handle(ctx, { params, query }) {
-        const cel = (query as { cel?: string }).cel;
-        const celQuery = filter && cel ? new CelQuery(filter.scope, cel) : undefined;
-        const matches = celQuery ? (record: R) => celQuery.matches(filter!.context(record)) : undefined;
-        const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
-        const items = spec.listItem
-          ? await withSelectorWarnings(
-              ctx.state.stores,
-              page.items,
-              await spec.listItem.present(ctx.state.stores, page.items),
-              spec.selectors,
-            )
-          : await present(ctx.state.stores, page.items);
-        return { status: 200, body: { ...page, items } };
-      },
-    }),
-    route({
-      method: 'get',
-      path: one,
-      summary: `Get a ${spec.noun}`,
-      tags,
-      auth: 'apiKey',
-      params: spec.params,
-      responses: { 200: { description: `The ${spec.noun}`, schema: spec.detail?.schema ?? spec.schema } },
-      async handle(ctx, { params }) {
-        const workspaceId = params.workspaceId as string;
-        if (spec.detail) {
-          const shown = await spec.detail.load(ctx.state.stores, workspaceId, idOf(params));
-          const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
-          return {
-            status: 200,
-            body: (await withSelectorWarnings(ctx.state.stores, [record], [shown], spec.selectors))[0],
-          };
-        }
-        const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
-        return { status: 200, body: await show(ctx.state.stores, record) };
-      },
-    }),
-    route({
-      method: 'put',
-      path: one,
-      summary: `Create or replace the ${spec.noun} with this id`,
-      tags,
-      auth: 'apiKey',
-      params: spec.params,
-      body: spec.body,
-      responses: { ...upsertResponses(spec.schema), ...conflict },
-      async handle(ctx, { params, body }) {
-        const result = await spec
-          .store(ctx.state.stores)
-          .upsert(params.workspaceId as string, idOf(params), body as never);
-        const shown = await show(ctx.state.stores, result.record);
-        return upserted(result, () => shown);
-      },
-    }),
-    route({
-      method: 'delete',
-      path: one,
-      summary: `Delete a ${spec.noun}`,
-      tags,
-      auth: 'apiKey',
-      params: spec.params,
-      responses: { 202: { description: 'Deleted', schema: AcceptedSchema } },
-      async handle(ctx, { params }) {
-        await spec.store(ctx.state.stores).delete(params.workspaceId as string, idOf(params));
-        const noun = spec.noun[0]!.toUpperCase() + spec.noun.slice(1);
-        return accepted(idOf(params), `${noun} deleted`);
-      },
-    }),
+  const kit = recordKit(spec);
+  return [
+    ...(spec.creatable ? [createRoute(spec, kit)] : []),
+    listRoute(spec, kit),
+    getRoute(spec, kit),
+    putRoute(spec, kit),
+    deleteRoute(spec, kit),
   ];
-  if (spec.creatable) {
-    routes.unshift(
-      route({
-        method: 'post',
-        path: spec.collection,
-        summary: `Create a ${spec.noun}`,
-        description: 'Answers 202 Accepted with the record, which is readable at once.',
-        tags,
-        auth: 'apiKey',
-        params: WorkspaceParams,
-        body: spec.body,
-        responses: { 202: { description: `The ${spec.noun}`, schema: spec.schema }, ...conflict },
-        async handle(ctx, { params, body }) {
-          const store = spec.store(ctx.state.stores);
-          const record = await store.create!(params.workspaceId, body as never);
-          return { status: 202, body: await show(ctx.state.stores, record) };
-        },
-      }),
-    );
-  }
-  return routes;
+}
+
+/** POST: a record created without an id. */
+function createRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
+  const { tags, show, acceptedSchema, conflict } = kit;
+  return route({
+    method: 'post',
+    path: spec.collection,
+    summary: `Create a ${spec.noun}`,
+    description: 'Answers 202 Accepted with the record, which is readable at once.',
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    body: spec.body,
+    responses: { 202: { description: `The ${spec.noun}`, schema: acceptedSchema }, ...conflict },
+    async handle(ctx, { params, body }) {
+      const store = spec.store(ctx.state.stores);
+      const record = await store.create!(params.workspaceId, body as never);
+      const shown = (await show(ctx.state.stores, record)) as object;
+      return {
+        status: 202,
+        body: spec.acceptedName ? { ...shown, message: savedMessage(spec.noun, true) } : shown,
+      };
+    },
+  });
+}
+
+/** GET of the collection, optionally filtered by CEL. */
+function listRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
+  const { tags, present } = kit;
+  const filter = spec.filter;
+  return route({
+    method: 'get',
+    path: spec.collection,
+    summary: `List ${spec.noun}s, oldest first`,
+    tags,
+    auth: 'apiKey',
+    params: WorkspaceParams,
+    query: filter ? pageQuery().extend({ cel: celQuery(filter.scope) }) : pageQuery(),
+    responses: {
+      200: {
+        description: `${spec.noun}s`,
+        schema: pageOf(spec.listItem?.schema ?? spec.schema, spec.pageName),
+      },
+    },
+    async handle(ctx, { params, query }) {
+      const cel = (query as { cel?: string }).cel;
+      const celQuery = filter && cel ? new CelQuery(filter.scope, cel) : undefined;
+      const matches = celQuery ? (record: R) => celQuery.matches(filter!.context(record)) : undefined;
+      const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
+      const items = spec.listItem
+        ? await withSelectorWarnings(
+            ctx.state.stores,
+            page.items,
+            await spec.listItem.present(ctx.state.stores, page.items),
+            spec.selectors,
+          )
+        : await present(ctx.state.stores, page.items);
+      return { status: 200, body: { ...page, items } };
+    },
+  });
+}
+
+/** GET of one record. */
+function getRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
+  const { one, tags, idOf, show } = kit;
+  return route({
+    method: 'get',
+    path: one,
+    summary: `Get a ${spec.noun}`,
+    tags,
+    auth: 'apiKey',
+    params: spec.params,
+    responses: { 200: { description: `The ${spec.noun}`, schema: spec.detail?.schema ?? spec.schema } },
+    async handle(ctx, { params }) {
+      const workspaceId = params.workspaceId as string;
+      if (spec.detail) {
+        const shown = await spec.detail.load(ctx.state.stores, workspaceId, idOf(params));
+        const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
+        return {
+          status: 200,
+          body: (await withSelectorWarnings(ctx.state.stores, [record], [shown], spec.selectors))[0],
+        };
+      }
+      const record = await spec.store(ctx.state.stores).get(workspaceId, idOf(params));
+      return { status: 200, body: await show(ctx.state.stores, record) };
+    },
+  });
+}
+
+/** PUT with a client-chosen id: created or replaced. */
+function putRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
+  const { one, tags, idOf, show, acceptedSchema, conflict } = kit;
+  return route({
+    method: 'put',
+    path: one,
+    summary: `Create or replace the ${spec.noun} with this id`,
+    tags,
+    auth: 'apiKey',
+    params: spec.params,
+    body: spec.body,
+    responses: { ...upsertResponses(acceptedSchema), ...conflict },
+    async handle(ctx, { params, body }) {
+      const result = await spec
+        .store(ctx.state.stores)
+        .upsert(params.workspaceId as string, idOf(params), body as never);
+      const shown = await show(ctx.state.stores, result.record);
+      return upserted(result, () => shown as object, spec.acceptedName ? spec.noun : undefined);
+    },
+  });
+}
+
+/** DELETE of one record. */
+function deleteRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
+  const { one, tags, idOf, noun } = kit;
+  return route({
+    method: 'delete',
+    path: one,
+    summary: `Delete a ${spec.noun}`,
+    tags,
+    auth: 'apiKey',
+    params: spec.params,
+    responses: { 202: { description: 'Deleted', schema: AcceptedSchema } },
+    async handle(ctx, { params }) {
+      await spec.store(ctx.state.stores).delete(params.workspaceId as string, idOf(params));
+      return accepted(idOf(params), `${noun} deleted`);
+    },
+  });
 }

@@ -91,7 +91,16 @@ export const releaseRoutes = [
     params: VersionParams,
     body: UserApprovalRecordsBody,
     responses: {
-      202: { description: 'The recorded decisions', schema: z.object({ records: z.array(ApprovalSchema) }) },
+      202: {
+        description: 'The recorded decisions',
+        schema: z
+          .object({
+            id: z.uuid().openapi({ description: 'The version' }),
+            message: z.string(),
+            records: z.array(ApprovalSchema),
+          })
+          .openapi('UserApprovalRecordsAccepted'),
+      },
     },
     async handle(ctx, { params, body }) {
       const records = await ctx.state.stores.releases.recordApprovals(
@@ -101,7 +110,14 @@ export const releaseRoutes = [
         principalOf(ctx),
         { status: body.status, reason: body.reason },
       );
-      return { status: 202, body: { records: records.map(toApproval) } };
+      return {
+        status: 202,
+        body: {
+          id: params.deploymentVersionId,
+          message: 'Decision recorded',
+          records: records.map(toApproval),
+        },
+      };
     },
   }),
   route({

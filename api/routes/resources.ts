@@ -11,6 +11,7 @@ import {
   pageQuery,
   upserted,
   upsertResponses,
+  withMessage,
   WorkspaceParams,
 } from '../schemas/common';
 import {
@@ -68,7 +69,7 @@ export const resourceRoutes = [
     auth: 'apiKey',
     params: ResourceIdentifierParams,
     body: UpsertResourceBody,
-    responses: upsertResponses(ResourceSchema),
+    responses: upsertResponses(withMessage(ResourceSchema, 'ResourceAccepted')),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.resources.upsertByIdentifier(
         params.workspaceId,
@@ -76,7 +77,7 @@ export const resourceRoutes = [
         body,
       );
       const [shown] = await presentResources(ctx.state.stores, [result.record]);
-      return upserted(result, () => shown);
+      return upserted(result, () => shown!, 'resource');
     },
   }),
   route({

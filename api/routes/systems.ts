@@ -1,5 +1,5 @@
 import { route, type Route } from '../route';
-import { accepted, AcceptedSchema } from '../schemas/common';
+import { accepted, AcceptedSchema, withMessage } from '../schemas/common';
 import {
   SystemBody,
   SystemDeploymentLinkSchema,
@@ -12,6 +12,7 @@ import {
   toSystem,
   toSystemWithLinks,
 } from '../schemas/system';
+import { z } from '../schemas/zod';
 import { recordRoutes } from './records';
 
 const tags = ['Systems'];
@@ -23,6 +24,10 @@ function linkRoutes(kind: 'deployment' | 'environment'): Route[] {
   const path = `/workspaces/{workspaceId}/systems/{systemId}/${kind}s/{${kind}Id}`;
   const targetOf = (p: Record<string, string>) => p[`${kind}Id`]!;
   const body = (p: Record<string, string>) => ({ systemId: p.systemId!, [`${kind}Id`]: targetOf(p) });
+  const linked = withMessage(
+    schema.extend({ id: z.uuid().openapi({ description: 'The system' }) }),
+    kind === 'deployment' ? 'SystemDeploymentLinked' : 'SystemEnvironmentLinked',
+  );
   return [
     route({
       method: 'put',
@@ -32,10 +37,13 @@ function linkRoutes(kind: 'deployment' | 'environment'): Route[] {
       tags,
       auth: 'apiKey',
       params,
-      responses: { 202: { description: 'Linked (or already linked)', schema } },
+      responses: { 202: { description: 'Linked (or already linked)', schema: linked } },
       async handle(ctx, { params }) {
         await ctx.state.stores.systems.link(params.workspaceId, params.systemId, kind, targetOf(params));
-        return { status: 202, body: body(params) };
+        return {
+          status: 202,
+          body: { id: params.systemId, ...body(params), message: `The ${kind} is linked to the system` },
+        };
       },
     }),
     route({
@@ -77,6 +85,7 @@ export const systemRoutes = [
     body: SystemBody,
     schema: SystemSchema,
     pageName: 'SystemPage',
+    acceptedName: 'SystemAccepted',
     creatable: true,
     duplicate: 'Duplicate slug',
     store: (stores) => stores.systems,

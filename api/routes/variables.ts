@@ -7,6 +7,7 @@ import {
   pageResponse,
   upserted,
   upsertResponses,
+  withMessage,
 } from '../schemas/common';
 import { DeploymentParams } from '../schemas/deployment';
 import {
@@ -27,7 +28,9 @@ import {
 } from '../schemas/variable';
 
 const tags = ['Variables'];
-const variableUpsertResponses = (schema: typeof VariableSchema | typeof VariableValueSchema) => ({
+const VariableAccepted = withMessage(VariableSchema, 'DeploymentVariableAccepted');
+const VariableValueAccepted = withMessage(VariableValueSchema, 'DeploymentVariableValueAccepted');
+const variableUpsertResponses = (schema: typeof VariableAccepted | typeof VariableValueAccepted) => ({
   ...upsertResponses(schema),
   409: { description: 'Duplicate key, or the id belongs to another parent' },
 });
@@ -61,7 +64,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: DeploymentVariableParams,
     body: VariableBody,
-    responses: variableUpsertResponses(VariableSchema),
+    responses: variableUpsertResponses(VariableAccepted),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.variables.upsertVariable(
         params.workspaceId,
@@ -69,7 +72,7 @@ export const variableRoutes = [
         params.variableId,
         body,
       );
-      return upserted(result, toVariable);
+      return upserted(result, toVariable, 'variable');
     },
   }),
   route({
@@ -80,7 +83,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: VariableParams,
     body: VariableAliasBody,
-    responses: variableUpsertResponses(VariableSchema),
+    responses: variableUpsertResponses(VariableAccepted),
     async handle(ctx, { params, body }) {
       const { deploymentId, ...input } = body;
       const result = await ctx.state.stores.variables.upsertVariable(
@@ -89,7 +92,7 @@ export const variableRoutes = [
         params.variableId,
         input,
       );
-      return upserted(result, toVariable);
+      return upserted(result, toVariable, 'variable');
     },
   }),
   route({
@@ -166,7 +169,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: DeploymentVariableValueParams,
     body: VariableValueBody,
-    responses: variableUpsertResponses(VariableValueSchema),
+    responses: variableUpsertResponses(VariableValueAccepted),
     async handle(ctx, { params, body }) {
       const result = await ctx.state.stores.variables.upsertValue(
         params.workspaceId,
@@ -175,7 +178,7 @@ export const variableRoutes = [
         body,
         params.deploymentId,
       );
-      return upserted(result, toVariableValue);
+      return upserted(result, toVariableValue, 'variable value');
     },
   }),
   route({
@@ -186,7 +189,7 @@ export const variableRoutes = [
     auth: 'apiKey',
     params: ValueParams,
     body: VariableValueAliasBody,
-    responses: variableUpsertResponses(VariableValueSchema),
+    responses: variableUpsertResponses(VariableValueAccepted),
     async handle(ctx, { params, body }) {
       const { deploymentVariableId, ...input } = body;
       const result = await ctx.state.stores.variables.upsertValue(
@@ -195,7 +198,7 @@ export const variableRoutes = [
         params.valueId,
         input,
       );
-      return upserted(result, toVariableValue);
+      return upserted(result, toVariableValue, 'variable value');
     },
   }),
   route({

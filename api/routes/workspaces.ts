@@ -11,6 +11,7 @@ import {
   toIssuedApiKey,
   toWorkspace,
   UpdateWorkspaceBody,
+  WorkspaceListSchema,
   WorkspaceSchema,
   WorkspaceSlugParams,
 } from '../schemas/workspace';
@@ -24,14 +25,14 @@ export const workspaceRoutes = [
     summary: 'List the workspaces the API key can see (its own)',
     tags,
     auth: 'apiKey',
-    responses: { 200: { description: 'Workspaces', schema: pageOf(WorkspaceSchema, 'WorkspacePage') } },
+    responses: { 200: { description: 'Workspaces', schema: WorkspaceListSchema } },
     async handle(ctx) {
       const principal = ctx.state.principal;
       const own =
         principal?.kind === 'apiKey' ? [await ctx.state.stores.workspaces.get(principal.workspaceId)] : [];
       return {
         status: 200,
-        body: { items: own.map(toWorkspace), total: own.length, limit: own.length, offset: 0 },
+        body: { workspaces: own.map(toWorkspace), total: own.length },
       };
     },
   }),

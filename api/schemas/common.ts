@@ -91,6 +91,11 @@ export function pageResponse<T, U>(page: Page<T>, map: (item: T) => U): Page<U> 
 }
 
 export const iso = (date: Date): string => date.toISOString();
+
+/** `{[key]: value}`, or nothing when there is no value: a value we do not have is left out, not null. */
+export function ifPresent<K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } {
+  return value === null || value === undefined ? {} : ({ [key]: value } as { [P in K]?: V });
+}
 export const isoOrNull = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 
 export const Slug = z
@@ -112,10 +117,31 @@ export function accepted(id: string, message: string) {
 
 /**
  * A PUT that creates or replaces answers 202 with the record either way, as Ctrlplane's API does:
- * what follows from it (release targets, releases) happens after the answer.
+ * what follows from it (release targets, releases) happens after the answer. With a noun, the
+ * answer also says what was done in `message`, where Ctrlplane answers `{id, message}`.
  */
-export function upserted<T, U>(result: { record: T }, map: (record: T) => U) {
-  return { status: 202 as const, body: map(result.record) };
+export function upserted<T, U extends object>(
+  result: { record: T; created: boolean },
+  map: (record: T) => U,
+  noun?: string,
+) {
+  const body = map(result.record);
+  return {
+    status: 202 as const,
+    body: noun ? { ...body, message: savedMessage(noun, result.created) } : body,
+  };
+}
+
+/** What a write did, as the `message` of its answer: `Deployment created`, `Job agent updated`. */
+export function savedMessage(noun: string, created: boolean): string {
+  return `${noun[0]!.toUpperCase()}${noun.slice(1)} ${created ? 'created' : 'updated'}`;
+}
+
+/** A record as a write answers it where Ctrlplane answers `{id, message}`: its fields and that message. */
+export function withMessage<S extends z.ZodObject>(schema: S, name: string) {
+  return schema
+    .extend({ message: z.string().openapi({ description: 'What the request did, e.g. `System created`' }) })
+    .openapi(name);
 }
 
 /** The responses of a PUT that creates or replaces. */

@@ -3,6 +3,7 @@ import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import {
   Description,
+  ifPresent,
   iso,
   JsonObjectSchema,
   MetadataSchema,
@@ -31,8 +32,11 @@ export const DeploymentSchema = z
     workspaceId: z.uuid(),
     name: z.string(),
     slug: z.string(),
-    description: z.string().nullable(),
-    resourceSelector: z.string().nullable(),
+    description: z.string().optional(),
+    resourceSelector: z
+      .string()
+      .optional()
+      .openapi({ description: 'Absent: any resource of its environments' }),
     jobAgents: z.array(JobAgentEntrySchema),
     jobAgentSelector: z.string().nullable().openapi({
       description: 'CEL over `jobAgent`: each matching agent runs a job (when `jobAgents` is empty)',
@@ -109,8 +113,8 @@ export function toDeployment(deployment: Deployment, systemIds: string[]): z.inf
     workspaceId: deployment.workspaceId,
     name: deployment.name,
     slug: deployment.slug,
-    description: deployment.description ?? null,
-    resourceSelector: deployment.resourceSelector ?? null,
+    ...ifPresent('description', deployment.description),
+    ...ifPresent('resourceSelector', deployment.resourceSelector),
     jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
     jobAgentSelector: deployment.jobAgentSelector ?? null,
     jobAgentConfig: redactConfig(deployment.jobAgentConfig ?? {}),

@@ -1,6 +1,14 @@
 import type { Environment } from '../../db/entities';
 import { celExpression } from '../../domain/celSchema';
-import { Description, iso, MetadataSchema, Name, SelectorWarningsSchema, Timestamp } from './common';
+import {
+  Description,
+  ifPresent,
+  iso,
+  MetadataSchema,
+  Name,
+  SelectorWarningsSchema,
+  Timestamp,
+} from './common';
 import { z } from './zod';
 
 export const EnvironmentSchema = z
@@ -8,8 +16,11 @@ export const EnvironmentSchema = z
     id: z.uuid(),
     workspaceId: z.uuid(),
     name: z.string(),
-    description: z.string().nullable(),
-    resourceSelector: z.string().nullable(),
+    description: z.string().optional(),
+    resourceSelector: z
+      .string()
+      .optional()
+      .openapi({ description: 'Absent: the environment includes no resource' }),
     metadata: MetadataSchema,
     systemIds: z.array(z.uuid()),
     createdAt: Timestamp,
@@ -40,8 +51,8 @@ export function toEnvironment(
     id: environment.id,
     workspaceId: environment.workspaceId,
     name: environment.name,
-    description: environment.description ?? null,
-    resourceSelector: environment.resourceSelector ?? null,
+    ...ifPresent('description', environment.description),
+    ...ifPresent('resourceSelector', environment.resourceSelector),
     metadata: environment.metadata,
     systemIds,
     createdAt: iso(environment.createdAt),

@@ -52,7 +52,7 @@ export const JobSchema = z
       .openapi({ description: 'The workflow run the job belongs to, if any' }),
     jobAgentId: z.uuid().nullable(),
     status: JobStatusSchema,
-    externalId: z.string().nullable(),
+    externalId: z.string().optional().openapi({ description: "The agent's run id, once it reports one" }),
     message: z.string().nullable(),
     attempt: z.number().int(),
     deploymentId: z.uuid().nullable(),
@@ -61,8 +61,11 @@ export const JobSchema = z
     releaseTargetKey: z.string().nullable(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    startedAt: Timestamp.nullable(),
-    completedAt: Timestamp.nullable(),
+    startedAt: Timestamp.optional().openapi({ description: 'Absent until the job starts' }),
+    completedAt: Timestamp.optional().openapi({ description: 'Absent until the job ends' }),
+    metadata: z
+      .record(z.string(), z.string())
+      .openapi({ description: "Ctrlplane's job metadata; Flightdeck keeps none, so it is empty" }),
     jobAgentConfig: JsonObjectSchema.openapi({
       description: 'Merged execution configuration; secrets show as {"sensitive": true}',
     }),
@@ -75,6 +78,11 @@ export const JobSchema = z
 export const JobWithVerificationsSchema = z
   .object({ job: JobSchema, verifications: z.array(VerificationSchema) })
   .openapi('JobWithVerifications');
+
+/** The answer to a status report: Ctrlplane's `{id, message}`, and the job as it now is. */
+export const JobStatusAcceptedSchema = z
+  .object({ id: z.uuid(), message: z.string(), job: JobSchema })
+  .openapi('JobStatusAccepted');
 
 export const JobStatusBody = z
   .object({
@@ -106,7 +114,7 @@ export function toJob(job: Job): z.infer<typeof JobSchema> {
     workflowRunId: job.workflowRunId ?? null,
     jobAgentId: job.jobAgentId ?? null,
     status: job.status,
-    externalId: job.externalId ?? null,
+    ...(job.externalId !== null && job.externalId !== undefined ? { externalId: job.externalId } : {}),
     message: job.message ?? null,
     attempt: job.attempt,
     deploymentId: job.deploymentId ?? null,
@@ -122,8 +130,9 @@ export function toJob(job: Job): z.infer<typeof JobSchema> {
         : null,
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
-    startedAt: isoOrNull(job.startedAt),
-    completedAt: isoOrNull(job.completedAt),
+    ...(job.startedAt ? { startedAt: iso(job.startedAt) } : {}),
+    ...(job.completedAt ? { completedAt: iso(job.completedAt) } : {}),
+    metadata: {},
     jobAgentConfig: redactTree(job.jobAgentConfig),
     dispatchContext: redactTree(job.dispatchContext),
   };

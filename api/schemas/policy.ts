@@ -2,7 +2,15 @@ import type { Policy } from '../../db/entities';
 import { redactProbeHeaders } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { PolicyRuleInput } from '../../domain/policies';
-import { Description, iso, MetadataSchema, Name, SelectorWarningsSchema, Timestamp } from './common';
+import {
+  Description,
+  ifPresent,
+  iso,
+  MetadataSchema,
+  Name,
+  SelectorWarningsSchema,
+  Timestamp,
+} from './common';
 import { z } from './zod';
 
 const Rule = PolicyRuleInput.openapi('PolicyRule', {
@@ -16,7 +24,7 @@ export const PolicySchema = z
     id: z.uuid(),
     workspaceId: z.uuid(),
     name: z.string(),
-    description: z.string().nullable(),
+    description: z.string().optional(),
     selector: z.string(),
     priority: z.number().int(),
     enabled: z.boolean(),
@@ -50,7 +58,7 @@ export function toPolicy(policy: Policy): z.infer<typeof PolicySchema> {
     id: policy.id,
     workspaceId: policy.workspaceId,
     name: policy.name,
-    description: policy.description ?? null,
+    ...ifPresent('description', policy.description),
     selector: policy.selector,
     priority: policy.priority,
     enabled: policy.enabled,

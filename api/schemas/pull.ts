@@ -1,4 +1,4 @@
-import type { LegacyQueueItem, PollItem } from '../../db/stores/pull';
+import type { LegacyQueueItem, PollItem } from '../../engine/jobMoves/pull';
 import { JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { JobSchema, JobStatusInput, JobStatusSchema } from './job';
 import { z } from './zod';
@@ -9,12 +9,21 @@ export const PollItemSchema = z
     status: JobStatusSchema,
     releaseId: z.uuid().nullable(),
     workflowRunId: z.uuid().nullable(),
+    jobAgentId: z.uuid(),
     createdAt: Timestamp,
+    updatedAt: Timestamp,
+    jobAgentConfig: JsonObjectSchema.openapi({
+      description: 'Empty in a poll: the claim answers the configuration, secrets included',
+    }),
+    metadata: z.record(z.string(), z.string()).openapi({ description: 'Always empty' }),
     deployment: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }).nullable(),
     environment: z.object({ id: z.uuid(), name: z.string() }).nullable(),
     resource: z.object({ id: z.uuid(), name: z.string(), identifier: z.string() }).nullable(),
   })
-  .openapi('JobListItem', { description: 'A job to claim: no dispatch context, no variables' });
+  .openapi('JobListItem', {
+    description:
+      "A job to claim, as Ctrlplane's job with its target's names: no configuration, dispatch context or variables",
+  });
 
 export const PollQuery = pageQuery(100).extend({
   status: JobStatusInput.default('queued'),
@@ -79,7 +88,7 @@ export const LegacyJobUpdateBody = z
   .openapi('LegacyJobUpdate');
 
 export function toPollItem(item: PollItem): z.infer<typeof PollItemSchema> {
-  return item;
+  return { ...item, jobAgentConfig: {}, metadata: {} };
 }
 
 export function toLegacyQueue(items: LegacyQueueItem[]): z.infer<typeof LegacyQueueSchema> {

@@ -2,7 +2,7 @@ import type { Resource, ResourceVariable } from '../../db/entities';
 import type { ResourceVariableInput } from '../../db/stores/resources';
 import { showValue } from '../../db/sensitiveValues';
 import { isRedactedMarker } from '../../domain/sensitive';
-import { iso, isoOrNull, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
+import { ifPresent, iso, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
 
 /** A JSON value other than null: a variable that has no value is left out. */
@@ -60,12 +60,12 @@ export const ResourceSchema = z
     metadata: MetadataSchema,
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    deletedAt: Timestamp.nullable(),
+    deletedAt: Timestamp.optional().openapi({ description: 'When it was deleted; absent while it is live' }),
     workspaceId: z.uuid(),
     providerId: z
       .uuid()
-      .nullable()
-      .openapi({ description: 'The resource provider that owns it; null when none' }),
+      .optional()
+      .openapi({ description: 'The resource provider that owns it; absent when none' }),
     variables: z
       .record(z.string(), z.unknown())
       .openapi({ description: 'Key → value; a sensitive value shows as {"sensitive": true}' }),
@@ -136,9 +136,9 @@ export function toResource(
     metadata: resource.metadata,
     createdAt: iso(resource.createdAt),
     updatedAt: iso(resource.updatedAt),
-    deletedAt: isoOrNull(resource.deletedAt),
+    ...ifPresent('deletedAt', resource.deletedAt && iso(resource.deletedAt)),
     workspaceId: resource.workspaceId,
-    providerId: resource.providerId ?? null,
+    ...ifPresent('providerId', resource.providerId),
     variables: Object.fromEntries(variables.map((v) => [v.key, showValue(v.value, v.sensitive)])),
   };
 }

@@ -1,6 +1,6 @@
 import type { System } from '../../db/entities';
 import type { SystemWithLinks } from '../../db/stores/systems';
-import { Description, iso, MetadataSchema, Name, Slug, Timestamp } from './common';
+import { Description, ifPresent, iso, MetadataSchema, Name, Slug, Timestamp } from './common';
 import { DeploymentSchema, toDeployment } from './deployment';
 import { EnvironmentSchema, toEnvironment } from './environment';
 import { z } from './zod';
@@ -11,7 +11,7 @@ export const SystemSchema = z
     workspaceId: z.uuid(),
     name: z.string(),
     slug: z.string(),
-    description: z.string().nullable(),
+    description: z.string().optional(),
     metadata: MetadataSchema,
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -49,7 +49,7 @@ export function toSystem(system: System): z.infer<typeof SystemSchema> {
     workspaceId: system.workspaceId,
     name: system.name,
     slug: system.slug,
-    description: system.description ?? null,
+    ...ifPresent('description', system.description),
     metadata: system.metadata,
     createdAt: iso(system.createdAt),
     updatedAt: iso(system.updatedAt),

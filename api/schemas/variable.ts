@@ -4,7 +4,7 @@ import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { RELATIONSHIP_REFERENCE } from '../../domain/relationships';
 import { unreadableReference, VARIABLE_REFERENCES, type VariableReference } from '../../domain/variables';
-import { iso, JsonObjectSchema, Timestamp } from './common';
+import { ifPresent, iso, JsonObjectSchema, Timestamp } from './common';
 import { z } from './zod';
 
 /**
@@ -126,7 +126,7 @@ export const VariableSchema = z
     id: z.uuid(),
     deploymentId: z.uuid(),
     key: z.string(),
-    description: z.string().nullable(),
+    description: z.string().optional(),
     defaultValue: z
       .unknown()
       .openapi({ description: 'null when there is none; {"sensitive": true} when sensitive' }),
@@ -143,7 +143,10 @@ export const VariableValueSchema = z
     priority: z.number().int(),
     value: z.unknown().optional(),
     referenceValue: Reference.optional(),
-    resourceSelector: z.string().nullable(),
+    resourceSelector: z
+      .string()
+      .optional()
+      .openapi({ description: 'Absent: the value applies to every resource' }),
     sensitive: z.boolean(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -168,7 +171,7 @@ export function toVariable(variable: DeploymentVariable): z.infer<typeof Variabl
     id: variable.id,
     deploymentId: variable.deploymentId,
     key: variable.key,
-    description: variable.description ?? null,
+    ...ifPresent('description', variable.description),
     defaultValue:
       variable.defaultValue === null ? null : showValue(variable.defaultValue, variable.sensitive),
     sensitive: variable.sensitive,
@@ -185,7 +188,7 @@ export function toVariableValue(value: DeploymentVariableValue): z.infer<typeof 
     ...(value.reference
       ? { referenceValue: value.reference }
       : { value: showValue(value.value, value.sensitive) }),
-    resourceSelector: value.resourceSelector ?? null,
+    ...ifPresent('resourceSelector', value.resourceSelector),
     sensitive: value.sensitive,
     createdAt: iso(value.createdAt),
     updatedAt: iso(value.updatedAt),

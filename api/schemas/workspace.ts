@@ -7,6 +7,11 @@ export const WorkspaceSchema = z
   .object({ id: z.uuid(), name: z.string(), slug: z.string(), createdAt: Timestamp })
   .openapi('Workspace');
 
+/** Ctrlplane's list of workspaces. */
+export const WorkspaceListSchema = z
+  .object({ workspaces: z.array(WorkspaceSchema), total: z.number().int() })
+  .openapi('WorkspaceList');
+
 const WorkspaceName = z.string().trim().min(1).max(200);
 const WorkspaceSlug = z
   .string()

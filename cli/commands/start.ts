@@ -71,36 +71,8 @@ export async function startCommand(config: Config): Promise<void> {
     const temporalUiUrl = config.temporal.uiUrl ?? temporal.value?.uiUrl;
     const workspace = await prepareDatabase(databaseUrl, config, logger);
 
-    // What every Flightdeck process of this stack reads (cli/config.ts), on top of this one's environment.
-    const shared: NodeJS.ProcessEnv = {
-      ...process.env,
-      // As `npm start` and the image run them (README, "Scaling"), unless told otherwise.
-      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-      FLIGHTDECK_DATA_DIR: config.dataDir,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-      FLIGHTDECK_SECRET_KEY: secretKeyFor(config, { generate: true }),
-    };
-    const workerMetrics = `http://127.0.0.1:${await freePort()}`;
-    const worker = spawnRole('worker', {
-      env: {
-        ...shared,
-        FLIGHTDECK_METRICS_HOST: '127.0.0.1',
-        FLIGHTDECK_METRICS_PORT: new URL(workerMetrics).port,
-      },
-      niceness: BACKGROUND_NICENESS,
-      graceMs: WORKER_GRACE_MS,
-    });
-    stack.push({ name: 'worker', stop: worker.stop });
-    const api = spawnRole('api', {
-      env: {
-        ...shared,
-        FLIGHTDECK_WORKER_METRICS_URL: workerMetrics,
-        ...(temporalUiUrl ? { TEMPORAL_UI_URL: temporalUiUrl } : {}),
-      },
-      graceMs: API_GRACE_MS,
-    });
-    stack.push({ name: 'API', stop: api.stop });
+    const { api, worker } = await spawnRoles(config, { databaseUrl, temporalAddress, temporalUiUrl });
+    stack.push({ name: 'worker', stop: worker.stop }, { name: 'API', stop: api.stop });
     guardian.watch({ pids: [worker.pid, api.pid] });
 
     const serving = await Promise.race([Promise.all([api.ready, worker.ready]), stopSignal]);
@@ -119,18 +91,7 @@ export async function startCommand(config: Config): Promise<void> {
     });
     printBanner(say, { started, api: apiReady, temporalUiUrl, workspace });
 
-    const reason = await Promise.race([
-      stopSignal,
-      api.exited.then((how) => ({ died: 'API', how })),
-      worker.exited.then((how) => ({ died: 'worker', how })),
-    ]);
-    if (typeof reason === 'string') {
-      say(`\nStopping (${reason})...`);
-    } else {
-      logger.error(reason, `the ${reason.died} process exited unexpectedly; stopping everything`);
-      process.exitCode = 1;
-      say(`\nStopping (the ${reason.died} exited: ${reason.how})...`);
-    }
+    say(`\nStopping (${await untilStopped(stopSignal, { api, worker }, logger)})...`);
   } catch (error) {
     logger.error({ err: error }, 'start failed');
     process.exitCode = 1;
@@ -139,6 +100,65 @@ export async function startCommand(config: Config): Promise<void> {
     process.off('SIGTERM', onSignal);
     await stopAll();
   }
+}
+
+/**
+ * Until Ctrl-C or SIGTERM, or until the API or the worker dies: then everything stops and the
+ * command exits with 1 (nothing is restarted behind the operator's back). Says why it stops.
+ */
+async function untilStopped(
+  stopSignal: Promise<string>,
+  roles: Record<'api' | 'worker', { exited: Promise<string> }>,
+  logger: Logger,
+): Promise<string> {
+  const reason = await Promise.race([
+    stopSignal,
+    roles.api.exited.then((how) => ({ died: 'API', how })),
+    roles.worker.exited.then((how) => ({ died: 'worker', how })),
+  ]);
+  if (typeof reason === 'string') return reason;
+  logger.error(reason, `the ${reason.died} process exited unexpectedly; stopping everything`);
+  process.exitCode = 1;
+  return `the ${reason.died} exited: ${reason.how}`;
+}
+
+/**
+ * The worker and the API, each `flightdeck worker` / `flightdeck api` in a process of its own, the
+ * worker at the background's priority; the API reads the worker's metrics for /metrics.
+ */
+async function spawnRoles(
+  config: Config,
+  where: { databaseUrl: string; temporalAddress: string; temporalUiUrl?: string },
+) {
+  // What every Flightdeck process of this stack reads (cli/config.ts), on top of this one's environment.
+  const shared: NodeJS.ProcessEnv = {
+    ...process.env,
+    // As `npm start` and the image run them (README, "Scaling"), unless told otherwise.
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    FLIGHTDECK_DATA_DIR: config.dataDir,
+    DATABASE_URL: where.databaseUrl,
+    TEMPORAL_ADDRESS: where.temporalAddress,
+    FLIGHTDECK_SECRET_KEY: secretKeyFor(config, { generate: true }),
+  };
+  const workerMetrics = `http://127.0.0.1:${await freePort()}`;
+  const worker = spawnRole('worker', {
+    env: {
+      ...shared,
+      FLIGHTDECK_METRICS_HOST: '127.0.0.1',
+      FLIGHTDECK_METRICS_PORT: new URL(workerMetrics).port,
+    },
+    niceness: BACKGROUND_NICENESS,
+    graceMs: WORKER_GRACE_MS,
+  });
+  const api = spawnRole('api', {
+    env: {
+      ...shared,
+      FLIGHTDECK_WORKER_METRICS_URL: workerMetrics,
+      ...(where.temporalUiUrl ? { TEMPORAL_UI_URL: where.temporalUiUrl } : {}),
+    },
+    graceMs: API_GRACE_MS,
+  });
+  return { api, worker };
 }
 
 function startDependencies(config: Config, say: (line: string) => void) {

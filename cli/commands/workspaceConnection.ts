@@ -38,12 +38,12 @@ export function connect(options: WorkspaceConnectionOptions): ApiClient {
 /** The workspace to act on: --workspace, else the key's own (a workspace key sees exactly one). */
 export async function workspaceOf(client: ApiClient, options: WorkspaceConnectionOptions): Promise<string> {
   if (options.workspace) return options.workspace;
-  const response = await client.request<{ items?: { id: string }[] }>('GET', 'v1/workspaces');
-  const items = response.body?.items ?? [];
-  if (response.status !== 200 || items.length !== 1) {
+  const response = await client.request<{ workspaces?: { id: string }[] }>('GET', 'v1/workspaces');
+  const workspaces = response.body?.workspaces ?? [];
+  if (response.status !== 200 || workspaces.length !== 1) {
     throw new Error(
       `cannot tell the workspace from the key (GET /v1/workspaces answered ${response.status}); give --workspace`,
     );
   }
-  return items[0]!.id;
+  return workspaces[0]!.id;
 }

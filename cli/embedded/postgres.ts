@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -98,47 +98,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const logFile = path.join(options.dataDir, 'postgres.log');
   const secretFile = path.join(options.dataDir, 'postgres-password');
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
-
-  if (user) {
-    const blocked = unreachableParent(options.dataDir, user) ?? unreachableParent(bin, user);
-    if (blocked) {
-      throw new Error(
-        `The embedded PostgreSQL runs as the 'postgres' user (PostgreSQL refuses to run as root), which cannot ` +
-          `reach ${blocked}. Put the checkout (or FLIGHTDECK_DATA_DIR) under a directory every user can enter, ` +
-          `such as /srv or /work, or set DATABASE_URL to a PostgreSQL server you run.`,
-      );
-    }
-  }
+  if (user) assertReachable(user, options.dataDir, bin);
 
   const identity = user ? { uid: user.uid, gid: user.gid } : {};
   const env = { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' };
-  const exec = (binary: string, args: string[]) =>
+  const exec: Exec = (binary, args) =>
     spawnSync(path.join(bin, binary), args, { encoding: 'utf8', env, ...identity });
 
-  if (!fs.existsSync(path.join(pgData, 'PG_VERSION'))) {
-    fs.mkdirSync(pgData, { recursive: true, mode: 0o700 });
-    if (user) fs.chownSync(pgData, user.uid, user.gid);
-    const password = crypto.randomBytes(18).toString('base64url');
-    fs.writeFileSync(secretFile, password, { mode: 0o600 });
-    const pwFile = path.join(os.tmpdir(), `flightdeck-pw-${process.pid}-${Date.now()}`);
-    fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
-    if (user) fs.chownSync(pwFile, user.uid, user.gid);
-    try {
-      const init = exec('initdb', [
-        `--pgdata=${pgData}`,
-        '--username=flightdeck',
-        `--pwfile=${pwFile}`,
-        '--auth=scram-sha-256',
-        ...INITDB_FLAGS,
-      ]);
-      if (init.status !== 0) {
-        fs.rmSync(pgData, { recursive: true, force: true });
-        throw new Error(`initdb failed (${init.status}): ${String(init.stderr || init.stdout).trim()}`);
-      }
-    } finally {
-      fs.rmSync(pwFile, { force: true });
-    }
-  }
+  if (!fs.existsSync(path.join(pgData, 'PG_VERSION'))) initCluster(exec, pgData, secretFile, user);
   const password = fs.readFileSync(secretFile, 'utf8').trim();
 
   const stopArgs = ['stop', '-D', pgData, '-m', 'fast', '-w', '-t', '30'];
@@ -154,26 +121,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     fs.closeSync(fs.openSync(logFile, 'a'));
     fs.chownSync(logFile, user.uid, user.gid);
   }
-  // Its own session (detached), so a terminal's SIGINT does not reach the postmaster pg_ctl forks.
-  const startCode = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(
-      path.join(bin, 'pg_ctl'),
-      [
-        'start',
-        '-D',
-        pgData,
-        '-l',
-        logFile,
-        '-w',
-        '-t',
-        '60',
-        '-o',
-        `-p ${options.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-      ],
-      { detached: true, stdio: 'ignore', env, ...identity },
-    );
-    child.once('error', reject);
-    child.once('exit', resolve);
+  const startCode = await launchPostmaster(path.join(bin, 'pg_ctl'), pgData, logFile, options.port, {
+    env,
+    ...identity,
   });
   if (startCode !== 0) {
     throw new Error(
@@ -189,6 +139,79 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     stop,
     stopCommand: { file: path.join(bin, 'pg_ctl'), args: stopArgs, ...identity },
   };
+}
+
+type Exec = (binary: string, args: string[]) => SpawnSyncReturns<string>;
+
+/** The 'postgres' user must enter every directory on the way to the data and the binaries. */
+function assertReachable(user: RunAs, dataDir: string, bin: string): void {
+  const blocked = unreachableParent(dataDir, user) ?? unreachableParent(bin, user);
+  if (blocked) {
+    throw new Error(
+      `The embedded PostgreSQL runs as the 'postgres' user (PostgreSQL refuses to run as root), which cannot ` +
+        `reach ${blocked}. Put the checkout (or FLIGHTDECK_DATA_DIR) under a directory every user can enter, ` +
+        `such as /srv or /work, or set DATABASE_URL to a PostgreSQL server you run.`,
+    );
+  }
+}
+
+/** A new cluster owned by `user`, its superuser's password generated and kept in `secretFile`. */
+function initCluster(exec: Exec, pgData: string, secretFile: string, user: RunAs | undefined): void {
+  fs.mkdirSync(pgData, { recursive: true, mode: 0o700 });
+  if (user) fs.chownSync(pgData, user.uid, user.gid);
+  const password = crypto.randomBytes(18).toString('base64url');
+  fs.writeFileSync(secretFile, password, { mode: 0o600 });
+  const pwFile = path.join(os.tmpdir(), `flightdeck-pw-${process.pid}-${Date.now()}`);
+  fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
+  if (user) fs.chownSync(pwFile, user.uid, user.gid);
+  try {
+    const init = exec('initdb', [
+      `--pgdata=${pgData}`,
+      '--username=flightdeck',
+      `--pwfile=${pwFile}`,
+      '--auth=scram-sha-256',
+      ...INITDB_FLAGS,
+    ]);
+    if (init.status !== 0) {
+      fs.rmSync(pgData, { recursive: true, force: true });
+      throw new Error(`initdb failed (${init.status}): ${String(init.stderr || init.stdout).trim()}`);
+    }
+  } finally {
+    fs.rmSync(pwFile, { force: true });
+  }
+}
+
+/**
+ * `pg_ctl start`, in its own session (detached), so a terminal's SIGINT does not reach the
+ * postmaster it forks; resolves with its exit code.
+ */
+function launchPostmaster(
+  pgCtl: string,
+  pgData: string,
+  logFile: string,
+  port: number,
+  options: { env: NodeJS.ProcessEnv; uid?: number; gid?: number },
+): Promise<number | null> {
+  return new Promise<number | null>((resolve, reject) => {
+    const child = spawn(
+      pgCtl,
+      [
+        'start',
+        '-D',
+        pgData,
+        '-l',
+        logFile,
+        '-w',
+        '-t',
+        '60',
+        '-o',
+        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+      ],
+      { detached: true, stdio: 'ignore', ...options },
+    );
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
 }
 
 async function ensureDatabase(adminUrl: string, database: string): Promise<void> {

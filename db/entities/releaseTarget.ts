@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { createdAt } from './common';
 
-/** Derived from selectors and system links; kept exact by db/releaseTargetSync.ts. */
+/** Derived from selectors and system links; kept exact by engine/targets/releaseTargetSync.ts. */
 export const ReleaseTargetSchema = defineEntity({
   name: 'ReleaseTarget',
   tableName: 'release_target',

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Saved CEL selectors whose evaluation was stopped by its budget (db/selectorOverruns.ts): keyed by
+ * Saved CEL selectors whose evaluation was stopped by its budget (engine/selectors/selectorOverruns.ts): keyed by
  * scope and expression, shown on every record that holds the expression and in explain.
  */
 export class Migration0018SelectorOverruns extends Migration {

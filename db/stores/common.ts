@@ -2,7 +2,7 @@ import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { paced } from '../pace';
+import { paced } from '../../engine/selectors/pace';
 import { uuidArray } from '../sql';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
@@ -63,7 +63,7 @@ export const FILTER_READ_BYTES = 64 * 1024;
  *
  * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
  * does not, so a key taken from the last record read could skip or repeat records. The scan runs in
- * the workspace's turns of paced CPU work (db/pace.ts), so other requests are served between its
+ * the workspace's turns of paced CPU work (engine/selectors/pace.ts), so other requests are served between its
  * slices; `matches` may throw to end it (a filter over its budget answers 422).
  */
 export async function listFiltered<T extends { id: string }>(

@@ -3,10 +3,10 @@ import { summarize, type PlanSummary, type PlanTarget } from '../../domain/deplo
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import { DeploymentSchema } from '../entities';
 import { newId } from '../ids';
-import type { ReleaseRow } from '../jobCreation';
-import type { ProposedVersion } from '../planInputs';
+import type { ReleaseRow } from '../../engine/planner/jobCreation';
+import type { ProposedVersion } from '../../engine/planner/planInputs';
 import type { SecretBox } from '../secrets';
-import { planTargets, type PlanTargetRow } from '../targetPlans';
+import { planTargets, type PlanTargetRow } from '../../engine/planner/targetPlans';
 import { findOwned } from './common';
 
 /** The targets one plan covers, at most: a plan is computed within its request. */

@@ -4,7 +4,11 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import { DeploymentSchema, type Deployment, type JobAgentEntry } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
-import { lockWorkspaceTargets, removeReleaseTargets, syncReleaseTargets } from '../releaseTargetSync';
+import {
+  lockWorkspaceTargets,
+  removeReleaseTargets,
+  syncReleaseTargets,
+} from '../../engine/targets/releaseTargetSync';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
 import { findOwned, linkedSystemIds, listFiltered, type Upserted } from './common';

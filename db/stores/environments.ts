@@ -4,7 +4,11 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import { EnvironmentSchema, type Environment } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
-import { lockWorkspaceTargets, removeReleaseTargets, syncReleaseTargets } from '../releaseTargetSync';
+import {
+  lockWorkspaceTargets,
+  removeReleaseTargets,
+  syncReleaseTargets,
+} from '../../engine/targets/releaseTargetSync';
 import { findOwned, linkedSystemIds, listFiltered, type Upserted } from './common';
 
 export interface EnvironmentInput {

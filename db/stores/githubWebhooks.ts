@@ -8,7 +8,7 @@ import {
 } from '../../domain/github';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../../domain/errors';
 import { JobAgentSchema, JobSchema } from '../entities';
-import { changeJobStatus } from '../jobMoves';
+import { changeJobStatus } from '../../engine/jobMoves';
 import type { SecretBox } from '../secrets';
 import { openConfig } from '../sensitiveValues';
 

@@ -4,12 +4,14 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import {
   DeploymentSchema,
+  DeploymentVersionSchema,
   EnvironmentSchema,
   JobSchema,
   JobVerificationSchema,
   ReleaseSchema,
   ResourceSchema,
   type Deployment,
+  type DeploymentVersion,
   type Environment,
   type Job,
   type JobVerification,
@@ -17,7 +19,7 @@ import {
   type Resource,
 } from '../entities';
 import { NotFoundError } from '../../domain/errors';
-import { changeJobStatus, type JobStatusChange } from '../jobMoves';
+import { changeJobStatus, type JobStatusChange } from '../../engine/jobMoves';
 import { findOwned, listPage } from './common';
 
 export interface JobFilter extends Partial<ReleaseTargetRef> {
@@ -26,14 +28,17 @@ export interface JobFilter extends Partial<ReleaseTargetRef> {
   jobAgentId?: string;
 }
 
-/** A job with the release it runs and that release's target records (Ctrlplane's `with-release`). */
+/** A job with the release it runs, its version and its target's records (Ctrlplane's `JobWithRelease`). */
 export interface JobWithRelease {
   job: Job;
   release: Release;
+  version: DeploymentVersion;
   deployment: Deployment;
   environment: Environment;
   resource: Resource;
 }
+
+const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
 
 export class JobStore {
   constructor(private readonly em: EntityManager) {}
@@ -50,22 +55,54 @@ export class JobStore {
     return listPage(this.em, JobSchema, where, page, order);
   }
 
+  /** A page of jobs (`list`), each with its release and target records (`withReleases`). */
+  async listWithReleases(
+    workspaceId: string,
+    filter: JobFilter,
+    page: PageRequest,
+  ): Promise<Page<JobWithRelease | { job: Job }>> {
+    const jobs = await this.list(workspaceId, filter, page);
+    return { ...jobs, items: await this.withReleases(jobs.items) };
+  }
+
   get(workspaceId: string, id: string): Promise<Job> {
     return findOwned(this.em, JobSchema, workspaceId, id, 'job');
   }
 
   async withRelease(workspaceId: string, id: string): Promise<JobWithRelease> {
     const job = await this.get(workspaceId, id);
+    const [found] = await this.withReleases([job]);
     // A workflow run's job has no release to show.
-    if (!job.releaseId) throw new NotFoundError('release of job', id);
-    const release = await this.em.findOneOrFail(ReleaseSchema, { id: job.releaseId });
-    return {
-      job,
-      release,
-      deployment: await this.em.findOneOrFail(DeploymentSchema, { id: release.deploymentId }),
-      environment: await this.em.findOneOrFail(EnvironmentSchema, { id: release.environmentId }),
-      resource: await this.em.findOneOrFail(ResourceSchema, { id: release.resourceId }),
-    };
+    if (!found || !('release' in found)) throw new NotFoundError('release of job', id);
+    return found;
+  }
+
+  /**
+   * Each job with its release, version and target records, in the jobs' order; a workflow run's job (no release)
+   * alone. One query per kind of record, whatever the number of jobs.
+   */
+  async withReleases(jobs: Job[]): Promise<(JobWithRelease | { job: Job })[]> {
+    const ids = (values: string[]) => ({ id: [...new Set(values)] });
+    const releases = byId(
+      await this.em.find(ReleaseSchema, ids(jobs.flatMap((job) => (job.releaseId ? [job.releaseId] : [])))),
+    );
+    const shown = [...releases.values()];
+    const versions = byId(await this.em.find(DeploymentVersionSchema, ids(shown.map((r) => r.versionId))));
+    const deployments = byId(await this.em.find(DeploymentSchema, ids(shown.map((r) => r.deploymentId))));
+    const environments = byId(await this.em.find(EnvironmentSchema, ids(shown.map((r) => r.environmentId))));
+    const resources = byId(await this.em.find(ResourceSchema, ids(shown.map((r) => r.resourceId))));
+    return jobs.map((job) => {
+      const release = job.releaseId ? releases.get(job.releaseId) : undefined;
+      if (!release) return { job };
+      return {
+        job,
+        release,
+        version: versions.get(release.versionId)!,
+        deployment: deployments.get(release.deploymentId)!,
+        environment: environments.get(release.environmentId)!,
+        resource: resources.get(release.resourceId)!,
+      };
+    });
   }
 
   /**

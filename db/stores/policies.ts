@@ -4,7 +4,7 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import type { RegoEngine } from '../../domain/planValidation';
 import { dryRunPolicy, type DryRunRule } from '../../domain/policyDryRun';
 import { releaseTargetKey } from '../../domain/releaseTargets';
-import { loadDryRunFacts } from '../releaseFacts';
+import { loadDryRunFacts } from '../../engine/eligibility/releaseFacts';
 import type { PolicyRuleInput } from '../../domain/policies';
 import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';

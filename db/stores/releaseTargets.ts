@@ -11,10 +11,10 @@ import {
   type DeploymentVersion,
   type ReleaseTarget,
 } from '../entities';
-import { loadTargetVersionFacts } from '../releaseFacts';
+import { loadTargetVersionFacts } from '../../engine/eligibility/releaseFacts';
 import type { SecretBox } from '../secrets';
-import { explainReleaseTarget } from '../targetExplain';
-import { previewTargetVariables, type VariablePreview } from '../targetVariables';
+import { explainReleaseTarget } from '../../engine/eligibility/targetExplain';
+import { previewTargetVariables, type VariablePreview } from '../../engine/planner/targetVariables';
 import { listPage } from './common';
 
 export interface EligibilityQuery {
@@ -81,7 +81,7 @@ export class ReleaseTargetStore {
     };
   }
 
-  /** The variables a version would get on the target, with their sources (db/targetVariables.ts). */
+  /** The variables a version would get on the target, with their sources (engine/planner/targetVariables.ts). */
   async previewVariables(
     workspaceId: string,
     ref: ReleaseTargetRef,
@@ -92,7 +92,7 @@ export class ReleaseTargetStore {
     return previewTargetVariables(this.em, this.secrets, workspaceId, ref, versionId);
   }
 
-  /** Why the target is (not) on a version (db/targetExplain.ts). */
+  /** Why the target is (not) on a version (engine/eligibility/targetExplain.ts). */
   async explain(
     workspaceId: string,
     ref: ReleaseTargetRef,

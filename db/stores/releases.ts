@@ -15,7 +15,7 @@ import {
   type Release,
 } from '../entities';
 import { newId } from '../ids';
-import { cancelOpenJobs } from '../jobMoves';
+import { cancelOpenJobs } from '../../engine/jobMoves';
 import { enqueueOrchestration } from '../outbox';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';

@@ -4,7 +4,7 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import { ResourceProviderSchema, ResourceSchema, type Resource, type ResourceProvider } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
-import { lockWorkspaceTargets } from '../releaseTargetSync';
+import { lockWorkspaceTargets } from '../../engine/targets/releaseTargetSync';
 import { listPage } from './common';
 
 export interface ResourceProviderInput {

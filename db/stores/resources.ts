@@ -11,7 +11,7 @@ import {
   type ResourceVariable,
 } from '../entities';
 import { conflictOnDuplicate } from '../errors';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../../engine/targets/releaseTargetSync';
 import {
   deleteOwned,
   lockLive,
@@ -21,7 +21,7 @@ import {
   upsertRows,
   type ResourceFields,
   type ResourceRow,
-} from '../resourceRows';
+} from '../../engine/targets/resourceRows';
 import type { SecretBox } from '../secrets';
 import { storeValue } from '../sensitiveValues';
 import { definedOnly, findOwned, listFiltered, type Upserted } from './common';
@@ -47,7 +47,7 @@ export interface ProviderSetOutcome {
   deleted: number;
 }
 
-export type { ResourceFields } from '../resourceRows';
+export type { ResourceFields } from '../../engine/targets/resourceRows';
 
 /** Resources a provider's set writes per statement: memory and statement size stay bounded. */
 export const SET_CHUNK = 2000;
@@ -166,7 +166,7 @@ export class ResourceStore {
         ...resources.map((input, index) => ({ identifier: input.identifier, input, index })),
         ...dropped.map((identifier) => ({ identifier })),
       ];
-      // Byte order, as collation "C" sorts them in db/resourceRows.ts; each key encoded once.
+      // Byte order, as collation "C" sorts them in engine/targets/resourceRows.ts; each key encoded once.
       const keys = new Map(entries.map((entry) => [entry, Buffer.from(entry.identifier, 'utf8')]));
       entries.sort((a, b) => Buffer.compare(keys.get(a)!, keys.get(b)!));
       keys.clear();

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { HeldSelector } from '../../domain/selectors';
-import { selectorWarnings, type SelectorWarning } from '../selectorOverruns';
+import { selectorWarnings, type SelectorWarning } from '../../engine/selectors/selectorOverruns';
 
-/** The warnings records show for their selectors that turned out slow (db/selectorOverruns.ts). */
+/** The warnings records show for their selectors that turned out slow (engine/selectors/selectorOverruns.ts). */
 export class SelectorOverrunStore {
   constructor(private readonly em: EntityManager) {}
 

@@ -14,7 +14,7 @@ import {
 } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../../engine/targets/releaseTargetSync';
 import { findOwned, linkedSystemIds, listPage, type Upserted } from './common';
 
 export interface SystemInput {

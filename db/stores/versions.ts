@@ -6,7 +6,7 @@ import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } fro
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
-import { lockWorkspaceTargets } from '../releaseTargetSync';
+import { lockWorkspaceTargets } from '../../engine/targets/releaseTargetSync';
 import { wakeReleases } from '../releaseWake';
 import { writeDependencies, type DependencyMap } from './versionDependencies';
 import type { SecretBox } from '../secrets';
@@ -28,7 +28,7 @@ export type VersionPatch = Partial<NewVersion>;
  * The single path by which a version becomes eligible for releases, whether it is created ready
  * or moved there later: its rollout is marked pending and the fan-out is enqueued with the write.
  * It holds the workspace's target lock until commit, so every release target is either committed
- * before its rollout reads targets or sees it ready (db/releaseTargetSync.ts).
+ * before its rollout reads targets or sees it ready (engine/targets/releaseTargetSync.ts).
  */
 export async function markVersionReady(em: EntityManager, version: DeploymentVersion): Promise<void> {
   await lockWorkspaceTargets(em, version.workspaceId);

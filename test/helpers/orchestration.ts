@@ -94,14 +94,16 @@ export function recordsApi(stack: TestStack) {
     async policy(body: object): Promise<string> {
       return (await send('post', '/policies', body, [202])).id;
     },
+    /** The jobs alone, out of the list's `{job, release, …}` items. */
     async jobs(query = ''): Promise<Job[]> {
-      return (await get<{ items: Job[] }>(`/jobs?limit=1000${query}`)).items;
+      return (await get<{ items: { job: Job }[] }>(`/jobs?limit=1000${query}`)).items.map((item) => item.job);
     },
     async releases(query = ''): Promise<Release[]> {
       return (await get<{ items: Release[] }>(`/releases?limit=1000${query}`)).items;
     },
+    /** Reports a status; answers the job as it now is. */
     async report(jobId: string, status: string, message?: string) {
-      return send('put', `/jobs/${jobId}/status`, { status, message }, [202]);
+      return (await send('put', `/jobs/${jobId}/status`, { status, message }, [202])).job;
     },
     /** Waits until the jobs matching `query` number exactly `count`, and still do once the stack has settled. */
     async jobsSettleAt(count: number, query = '', what = `${count} jobs`): Promise<Job[]> {

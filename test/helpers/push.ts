@@ -5,7 +5,8 @@ import type { TestStack } from './stack';
 
 /** Builders for push-agent tests: one agent, and one job for it made by the real release flow. */
 
-export type PushJob = Job & { externalId: string | null };
+/** A job as `GET /jobs/{id}` answers it: `externalId` absent until the agent links its run. */
+export type PushJob = Job & { externalId?: string };
 
 export function pushAgents(stack: TestStack, systemId: string) {
   const api = recordsApi(stack);

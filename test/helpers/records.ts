@@ -61,3 +61,12 @@ export function expectFieldError(res: Response, path: string, message: string | 
     message: typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message),
   });
 }
+
+/**
+ * A write's answer without its `message` (`System created`, `Deployment updated`): the record as reads show it,
+ * since only writes answer a message beside the record.
+ */
+export function withoutMessage<T extends { message?: unknown }>(body: T): Omit<T, 'message'> {
+  const { message: _message, ...record } = body;
+  return record;
+}

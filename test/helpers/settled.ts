@@ -1,4 +1,4 @@
-import { controlTaskQueue } from '../../worker/taskQueues';
+import { allTaskQueues } from '../../worker/taskQueues';
 import { eventually } from './eventually';
 import type { TestStack } from './stack';
 
@@ -14,7 +14,7 @@ const REMOTE_ACTIVITIES = new Set(['dispatchJob', 'followJob', 'measureHttpMetri
 /**
  * Waits until the stack has nothing in flight that could still change what a test reads: no outbox
  * message undelivered, and no running workflow on the stack's task queues (its own and the drivers'
- * control queue) with a workflow task (the database steps run in it), a child workflow or an
+ * queues) with a workflow task (the database steps run in it), a child workflow or an
  * activity of ours (a rollout's) pending. A workflow waiting on its timer (a lease, a window, a
  * back-off) is settled: time is what it waits for. This is how a test shows that something did
  * *not* happen, instead of sleeping and hoping the work was done by then.
@@ -50,7 +50,9 @@ async function outboxIsEmpty(stack: Settling): Promise<boolean> {
 
 async function workflowsAreIdle(stack: Settling): Promise<boolean> {
   const running = stack.temporal.workflow.list({
-    query: `(TaskQueue = '${stack.taskQueue}' OR TaskQueue = '${controlTaskQueue(stack.taskQueue)}') AND ExecutionStatus = 'Running'`,
+    query: `(${allTaskQueues(stack.taskQueue)
+      .map((queue) => `TaskQueue = '${queue}'`)
+      .join(' OR ')}) AND ExecutionStatus = 'Running'`,
   });
   for await (const execution of running) {
     const { raw } = await stack.temporal.workflow.getHandle(execution.workflowId, execution.runId).describe();

@@ -4,7 +4,7 @@ import { startTestStack, type TestStack } from '../helpers/stack';
 /**
  * Resource writes hold the workspace's target lock shared and compute the targets of the resources
  * they touched only; selector changes hold it exclusive and recompute across resources
- * (db/releaseTargetSync.ts). Racing all of them in one workspace must leave exactly the targets a
+ * (engine/targets/releaseTargetSync.ts). Racing all of them in one workspace must leave exactly the targets a
  * computation from scratch gives, with no write refused or deadlocked.
  */
 describe('release targets under concurrent ingest', () => {

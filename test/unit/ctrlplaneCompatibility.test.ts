@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { apiRoutes } from '../../api/app';
 import { JobStatusInput } from '../../api/schemas/job';
 import operations from '../fixtures/ctrlplane-operations.json';
+import { REFERENCE_PATH, SPEC_WINS } from '../helpers/ctrlplaneReference';
 
 /**
  * Issue 14: every operation of Ctrlplane's REST API is served, with its success status, unless it is
@@ -16,22 +16,6 @@ const UNSERVED: Record<string, string> = {};
 
 /** Operations served with another success status, each with why (docs/behaviour.md or docs/design.md decides). */
 const OTHER_STATUS: Record<string, { status: number; reason: string }> = {};
-
-/**
- * Where the reference and docs/behaviour.md (or docs/design.md "Decisions") disagree, ours wins: each difference by
- * the reference schema and property it is about, with what we do.
- */
-const SPEC_WINS: Record<string, { schema: string; property?: string; ours: string }> = {
-  'an omitted resourceSelector': {
-    schema: 'CreateDeploymentRequest',
-    property: 'resourceSelector',
-    ours: 'docs/behaviour.md ("Deployment"): when absent, any resource in the deployment’s environments may be targeted',
-  },
-  'job statuses on output': {
-    schema: 'JobStatus',
-    ours: 'snake_case (`in_progress`, `invalid_job_agent`), as decided; the reference’s camelCase is accepted on input',
-  },
-};
 
 interface Operation {
   operationId: string;
@@ -58,7 +42,7 @@ const served = new Map<string, number>(
 );
 
 describe('Ctrlplane compatibility', () => {
-  const reference = path.join(__dirname, '../../../shared/reference/ctrlplane-openapi.json');
+  const reference = REFERENCE_PATH;
 
   (fs.existsSync(reference) ? it : it.skip)('derives its operations from the reference document', () => {
     const document = JSON.parse(fs.readFileSync(reference, 'utf8')) as {

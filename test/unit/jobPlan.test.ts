@@ -99,7 +99,22 @@ describe('planReleaseJobs', () => {
       inputs: { jobId: 'id-1', versionTag: '1.2.0', environmentName: 'prod', resourceIdentifier: 'node-1' },
       release: { id: 'rel-1', versionId: 'v', deploymentId: 'd', environmentId: 'e', resourceId: 'r' },
     });
-    expect((job!.dispatchContext.version as Record<string, unknown>).jobAgentConfig).toBeUndefined();
+    // Ctrlplane's DispatchContext: the version with its configuration (secret keys sealed), the release with its
+    // version, variables in clear but the sensitive ones, which it names only.
+    expect((job!.dispatchContext.version as Record<string, unknown>).jobAgentConfig).toEqual({
+      region: 'us',
+    });
+    expect(job!.dispatchContext.release).toMatchObject({
+      version: { id: 'v', tag: '1.2.0', deploymentId: 'd' },
+      variables: { replicas: 5 },
+      encryptedVariables: ['password'],
+      releaseTarget: { resourceId: 'r', environmentId: 'e', deploymentId: 'd' },
+    });
+    expect(job!.dispatchContext.jobAgent).toMatchObject({
+      id: 'a-pull',
+      config: expect.any(Object),
+      metadata: {},
+    });
   });
 
   it('resolves the variable sets that match the release target, sealing their sensitive values', () => {

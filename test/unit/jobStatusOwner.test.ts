@@ -2,13 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * db/jobMoves/ is the one owner of job status moves: it checks each against the move table and
+ * engine/jobMoves/ is the one owner of job status moves: it checks each against the move table and
  * performs the move's side effects. A status written anywhere else (raw SQL, or the ORM's entity)
  * would bypass both.
  */
 const ROOT = path.join(__dirname, '..', '..');
-const OWNER = path.join('db', 'jobMoves');
-const SOURCE_DIRS = ['api', 'activities', 'bench', 'cli', 'db', 'domain', 'scripts', 'worker', 'workflows'];
+const OWNER = path.join('engine', 'jobMoves');
+const SOURCE_DIRS = ['api', 'activities', 'bench', 'cli', 'db', 'domain', 'engine', 'scripts', 'worker', 'workflows'];
 
 /** SQL that sets a job's status, and an ORM write of a job entity's status. */
 const RAW_STATUS_WRITES = [
@@ -35,7 +35,7 @@ function statusWrites(file: string): string[] {
 describe('job status moves', () => {
   const files = SOURCE_DIRS.flatMap(sourceFiles);
 
-  it('are written only by db/jobMoves/', () => {
+  it('are written only by engine/jobMoves/', () => {
     const elsewhere = files.filter((file) => !file.startsWith(OWNER)).flatMap(statusWrites);
     expect(elsewhere).toEqual([]);
   });

@@ -59,4 +59,17 @@ describe('layer rules', () => {
       [],
     );
   });
+
+  it('keep db/ below the engine: only its stores call it, and the engine never calls a store', () => {
+    const callsEngine =
+      "import { finishRelease } from '../engine/executor/releaseCompletion';\nexport const finish = finishRelease;\n";
+    expect(lintAs('db/outbox.ts', callsEngine)).toEqual(['no-restricted-imports']);
+    expect(lintAs('db/stores/versions.ts', callsEngine.replace("'../engine", "'../../engine"))).toEqual([]);
+    expect(
+      lintAs(
+        'engine/executor/releaseFanout.ts',
+        "import { VersionStore } from '../../db/stores/versions';\nexport const store = VersionStore;\n",
+      ),
+    ).toEqual(['no-restricted-imports']);
+  });
 });

@@ -6,7 +6,7 @@ import { metricsListenerApp } from '../../api/metricsListener';
 import { gatherMetrics, processMetrics, scrapeMetrics, type MetricsSources } from '../../api/metricsScrape';
 import { metricsRouter } from '../../api/routes/system';
 import { listen, type ApiServer } from '../../api/server';
-import { sharedRead } from '../../db/domainMetrics';
+import { sharedRead } from '../../engine/metrics';
 
 /** Issue 24 (5): what /metrics shows without tenant labels, and what a burst of scrapes costs. */
 describe('/metrics without tenant labels', () => {

@@ -106,7 +106,11 @@ spec:
       },
     });
     expect(argo.requestsTo(`/api/v1/applications/${app.metadata.name}/sync`)).toHaveLength(1);
-    const triggered = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
+    const triggered = await agents.waitForJob(
+      job.id,
+      (current) => current.externalId !== undefined,
+      'the link',
+    );
     expect(triggered).toMatchObject({ status: 'triggered', externalId: app.metadata.name });
 
     await agents.waitForJob(job.id, (current) => current.status === 'in_progress', 'the sync running');
@@ -149,7 +153,7 @@ spec:
     ).toHaveLength(2);
     // Only the step that failed ran again: one sync.
     expect(argo.requestsTo('/api/v1/applications/svc-argo-retry-argo-retry-node/sync')).toHaveLength(1);
-    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the link');
     expect(linked.externalId).toBe('svc-argo-retry-argo-retry-node');
 
     const refused = await deploy('argo-refused', { api_key: 'wrong-key' });
@@ -203,7 +207,7 @@ spec:
     );
     expect((await agents.jobOf(job.id)).status).toBe('pending');
     argo.settle(name, 'Succeeded', 'Synced', 'Healthy');
-    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the link');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the link');
     expect(linked.message).toBe(`Argo CD application ${name}: sync requested`);
     expect(argo.applications.get(name)!.status.operationState!.startedAt).not.toBe(startedAt);
     argo.settle(name, 'Succeeded', 'Synced', 'Healthy');

@@ -54,7 +54,11 @@ description: "Flightdeck release {{ release.id }}"
 
   it('creates the workspace, writes the variables with the secret marked sensitive, runs, and follows to applied', async () => {
     const { job } = await deploy('tf-ok');
-    const triggered = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
+    const triggered = await agents.waitForJob(
+      job.id,
+      (current) => current.externalId !== undefined,
+      'the run',
+    );
     const workspace = tfe.workspaces.get('svc-tf-ok-env-tf-ok')!;
     expect(workspace.attributes).toEqual({
       name: 'svc-tf-ok-env-tf-ok',
@@ -96,7 +100,7 @@ description: "Flightdeck release {{ release.id }}"
   it('retries only the step that got a 500, fails on an errored run, and updates what exists for the next version', async () => {
     tfe.failNext('createRun', 500);
     const { job, agentId, deploymentId } = await deploy('tf-retry');
-    await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
+    await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the run');
     const name = 'svc-tf-retry-env-tf-retry';
     const workspaceId = tfe.workspaces.get(name)!.id;
     const runCalls = (jobId: string) =>
@@ -121,7 +125,7 @@ description: "Flightdeck release {{ release.id }}"
         (await agents.api.jobs(`&jobAgentId=${agentId}`)).find((candidate) => candidate.id !== job.id),
       { what: 'the job of 1.1.0' },
     );
-    await agents.waitForJob(next.id, (current) => current.externalId !== null, 'the second run');
+    await agents.waitForJob(next.id, (current) => current.externalId !== undefined, 'the second run');
     const updates = tfe
       .requestsTo(`/workspaces/${workspaceId}`)
       .filter((request) => request.method === 'PATCH');
@@ -134,7 +138,7 @@ description: "Flightdeck release {{ release.id }}"
   it('never starts a second run when the first was created but its answer was lost (issue 13, 11)', async () => {
     tfe.loseNextAnswers('createRun');
     const { job } = await deploy('tf-lost');
-    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the run');
     const workspace = tfe.workspaces.get('svc-tf-lost-env-tf-lost')!;
     const runs = tfe.runs.filter((run) => run.workspaceId === workspace.id);
     expect(runs).toHaveLength(1);
@@ -147,7 +151,7 @@ description: "Flightdeck release {{ release.id }}"
 
   it('cancels the Terraform run when the release is cancelled', async () => {
     const { job } = await deploy('tf-cancel');
-    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== null, 'the run');
+    const linked = await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the run');
     await agents.api.send('post', `/releases/${job.releaseId}/cancel`, {}, [202]);
     await agents.waitForJob(job.id, (current) => current.status === 'cancelled', 'the job cancelled');
     await eventually(() => tfe.requestsTo(`/runs/${linked.externalId}/actions/cancel`).length === 1, {

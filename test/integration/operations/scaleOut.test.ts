@@ -296,12 +296,14 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
     const seconds = (Date.now() - started) / 1000;
 
     // Every job exactly once, through the agents' eyes and in the database.
-    const jobs = await via(first).get<{ items: { id: string; status: string; releaseId: string }[] }>(
-      '/jobs?limit=1000',
-    );
-    expect(jobs.items).toHaveLength(RESOURCES);
-    expect(jobs.items.every((job) => job.status === 'successful')).toBe(true);
-    expect(new Set(jobs.items.map((job) => job.releaseId)).size).toBe(RESOURCES);
+    const jobs = (
+      await via(first).get<{ items: { job: { id: string; status: string; releaseId: string } }[] }>(
+        '/jobs?limit=1000',
+      )
+    ).items.map((item) => item.job);
+    expect(jobs).toHaveLength(RESOURCES);
+    expect(jobs.every((job) => job.status === 'successful')).toBe(true);
+    expect(new Set(jobs.map((job) => job.releaseId)).size).toBe(RESOURCES);
     // Each job completed by exactly one agent; a job handed out again only after its lease expired
     // (none, unless the machine stalled an agent's report past LEASE_SECONDS).
     expect(completions).toHaveLength(RESOURCES);

@@ -37,14 +37,21 @@ describe('pull agents, phase V1', () => {
         'deployment',
         'environment',
         'id',
+        'jobAgentConfig',
+        'jobAgentId',
+        'metadata',
         'releaseId',
         'resource',
         'status',
+        'updatedAt',
         'workflowRunId',
       ].sort(),
     );
     expect(item).toMatchObject({
       status: 'queued',
+      jobAgentId: fixture.agentId,
+      jobAgentConfig: {},
+      metadata: {},
       deployment: { id: fixture.deploymentId, slug: 'svc-v1' },
       environment: { name: 'env-v1' },
     });
@@ -113,8 +120,12 @@ describe('pull agents, phase V1', () => {
       .set(stack.auth)
       .send({ status: 'successful', message: 'deployed' });
     expect(report.status).toBe(202);
-    expect(report.body).toMatchObject({ status: 'successful', message: 'deployed' });
-    expect(report.body.completedAt).toEqual(expect.any(String));
+    expect(report.body).toMatchObject({
+      id: job.id,
+      message: 'Job status recorded',
+      job: { status: 'successful', message: 'deployed' },
+    });
+    expect(report.body.job.completedAt).toEqual(expect.any(String));
     await api.releaseWith(
       (release) => release.id === job.releaseId && release.phase === 'succeeded',
       'the release to succeed',
@@ -126,7 +137,8 @@ describe('pull agents, phase V1', () => {
     expect((await claim(fixture.agentId, job.id)).status).toBe(200);
     const requeued = await stack.http.post(`${ws}/jobs/${job.id}/requeue`).set(stack.auth).send({});
     expect(requeued.status).toBe(202);
-    expect(requeued.body).toMatchObject({ id: job.id, status: 'queued', startedAt: null });
+    expect(requeued.body).toMatchObject({ id: job.id, status: 'queued' });
+    expect(requeued.body).not.toHaveProperty('startedAt');
     expect((await poll(fixture.agentId)).body.items.map((item: { id: string }) => item.id)).toContain(job.id);
     const twice = await stack.http.post(`${ws}/jobs/${job.id}/requeue`).set(stack.auth).send({});
     expect(twice.status).toBe(409);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { changeJobStatus, expireLapsedClaims } from '../../../db/jobMoves';
+import { changeJobStatus, expireLapsedClaims } from '../../../engine/jobMoves';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

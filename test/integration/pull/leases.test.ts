@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expireLapsedClaims } from '../../../db/jobMoves';
+import { expireLapsedClaims } from '../../../engine/jobMoves';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
 import { pullFixture, type PullFixture } from '../../helpers/pull';

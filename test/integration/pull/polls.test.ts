@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { POLL_COUNT_AHEAD } from '../../../db/stores/pull';
+import { POLL_COUNT_AHEAD } from '../../../engine/jobMoves/pull';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

@@ -4,6 +4,7 @@ import {
   createOtherWorkspace,
   expectFieldError,
   expectNothingWritten,
+  withoutMessage,
   type WorkspaceAccess,
 } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
@@ -88,12 +89,11 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         metadata: { env: 'prod', team: 'payments' },
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
-        deletedAt: null,
         workspaceId: stack.workspaceId,
-        providerId: null,
         variables: { region: 'eu-west-1' },
+        message: 'Resource created',
       });
-      api = res.body;
+      api = withoutMessage(res.body) as typeof api;
     });
 
     it('replaces the resource with the same identifier (202), keeping its id and creation time', async () => {
@@ -108,9 +108,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         config: {},
         metadata: { env: 'prod' },
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Resource updated',
       });
       expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(api.updatedAt as string));
-      api = res.body;
+      api = withoutMessage(res.body) as typeof api;
       expect(await query('SELECT id FROM resource WHERE identifier = ?', ['prod/api'])).toEqual([
         { id: api.id },
       ]);
@@ -129,24 +130,26 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .set(stack.auth)
         .send({ name: 'Database', version: '15', kind: 'database', metadata: { env: 'prod' } })
         .expect(202);
+      expect(database.body.message).toBe('Resource created');
+      const databaseRecord = withoutMessage(database.body);
       databaseId = database.body.id;
 
       const all = await stack.http.get(`${ws()}/resources`).set(stack.auth).expect(200);
-      expect(all.body).toEqual({ items: [api, database.body], total: 2, limit: 50, offset: 0 });
+      expect(all.body).toEqual({ items: [api, databaseRecord], total: 2, limit: 50, offset: 0 });
 
       const databases = await stack.http
         .get(`${ws()}/resources`)
         .query({ cel: 'resource.kind == "database"' })
         .set(stack.auth)
         .expect(200);
-      expect(databases.body).toEqual({ items: [database.body], total: 1, limit: 50, offset: 0 });
+      expect(databases.body).toEqual({ items: [databaseRecord], total: 1, limit: 50, offset: 0 });
 
       const prodPage = await stack.http
         .get(`${ws()}/resources`)
         .query({ cel: 'resource.metadata["env"] == "prod"', limit: 1, offset: 1 })
         .set(stack.auth)
         .expect(200);
-      expect(prodPage.body).toEqual({ items: [database.body], total: 2, limit: 1, offset: 1 });
+      expect(prodPage.body).toEqual({ items: [databaseRecord], total: 2, limit: 1, offset: 1 });
     });
 
     it('refuses a list filter that is not valid CEL, naming the position', async () => {
@@ -387,7 +390,8 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .set(stack.auth)
         .send({ name: 'API again', version: 'v4', kind: 'service' })
         .expect(202);
-      expect(res.body).toMatchObject({ identifier: 'prod/api', deletedAt: null, variables: {} });
+      expect(res.body).toMatchObject({ identifier: 'prod/api', variables: {}, message: 'Resource created' });
+      expect(res.body).not.toHaveProperty('deletedAt');
       expect(res.body.id).toEqual(expect.stringMatching(UUID));
       expect(res.body.id).not.toBe(api.id);
       const old = await stack.http.get(byId(api.id)).set(stack.auth).expect(200);
@@ -533,6 +537,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           metadata: {},
           createdAt: expect.stringMatching(ISO_TIMESTAMP),
           updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+          message: 'Job agent created',
         });
 
         if (secret) {
@@ -553,9 +558,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           ...created.body,
           metadata: { team: 'platform' },
           updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+          message: 'Job agent updated',
         });
         const read = await stack.http.get(agentPath(id)).set(stack.auth).expect(200);
-        expect(read.body).toEqual(replaced.body);
+        expect(read.body).toEqual(withoutMessage(replaced.body));
       },
     );
 
@@ -802,6 +808,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         sensitive: false,
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable created',
       });
 
       const replaced = await stack.http
@@ -814,8 +821,9 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         description: 'How loud the service logs',
         defaultValue: 'warn',
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable updated',
       });
-      logLevel = replaced.body;
+      logLevel = withoutMessage(replaced.body);
       expect(
         await query('SELECT default_value, sensitive FROM deployment_variable WHERE id = ?', [logLevelId]),
       ).toEqual([{ default_value: 'warn', sensitive: false }]);
@@ -836,6 +844,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         sensitive: false,
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable value created',
       });
 
       const fallback = await stack.http
@@ -848,12 +857,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         deploymentVariableId: logLevelId,
         priority: 5,
         value: 'error',
-        resourceSelector: null,
         sensitive: false,
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable value created',
       });
-      values.fallback = fallback.body;
+      values.fallback = withoutMessage(fallback.body);
 
       const reference = await stack.http
         .put(valuePath(checkoutId, logLevelId, valueIds.reference))
@@ -873,23 +882,27 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         sensitive: false,
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable value created',
       });
       expect(reference.body).not.toHaveProperty('value');
-      values.reference = reference.body;
+      values.reference = withoutMessage(reference.body);
 
       const replaced = await stack.http
         .put(valuePath(checkoutId, logLevelId, valueIds.qa))
         .set(stack.auth)
         .send({ priority: 20, value: { level: 'trace', json: true } })
         .expect(202);
+      // The replacement names no selector, so the value no longer has one.
+      const { resourceSelector: _qaSelector, ...qaWithoutSelector } = qa.body;
       expect(replaced.body).toEqual({
-        ...qa.body,
+        ...qaWithoutSelector,
         priority: 20,
         value: { level: 'trace', json: true },
-        resourceSelector: null,
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
+        message: 'Variable value updated',
       });
-      values.qa = replaced.body;
+      expect(replaced.body).not.toHaveProperty('resourceSelector');
+      values.qa = withoutMessage(replaced.body);
 
       const read = await stack.http
         .get(valuePath(checkoutId, logLevelId, valueIds.qa))
@@ -1033,12 +1046,14 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         deploymentId: billingId,
         key: 'REGION',
         defaultValue: 'eu',
+        message: 'Variable created',
       });
+      const variable = withoutMessage(created.body);
       const alias = await stack.http
         .get(`${ws()}/deployment-variables/${regionId}`)
         .set(stack.auth)
         .expect(200);
-      expect(alias.body).toEqual({ variable: created.body, values: [] });
+      expect(alias.body).toEqual({ variable, values: [] });
 
       const value = await stack.http
         .put(`${ws()}/deployment-variable-values/${regionValueId}`)
@@ -1050,13 +1065,15 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         deploymentVariableId: regionId,
         priority: 2,
         value: 'us',
+        message: 'Variable value created',
       });
       const replaced = await stack.http
         .put(`${ws()}/deployment-variable-values/${regionValueId}`)
         .set(stack.auth)
         .send({ deploymentVariableId: regionId, priority: 4, value: 'ap' })
         .expect(202);
-      expect(replaced.body).toMatchObject({ priority: 4, value: 'ap' });
+      expect(replaced.body).toMatchObject({ priority: 4, value: 'ap', message: 'Variable value updated' });
+      const replacedValue = withoutMessage(replaced.body);
 
       const viaAlias = await stack.http
         .get(`${ws()}/deployment-variable-values/${regionValueId}`)
@@ -1066,10 +1083,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         .get(valuePath(billingId, regionId, regionValueId))
         .set(stack.auth)
         .expect(200);
-      expect(viaAlias.body).toEqual(replaced.body);
-      expect(viaNested.body).toEqual(replaced.body);
+      expect(viaAlias.body).toEqual(replacedValue);
+      expect(viaNested.body).toEqual(replacedValue);
       const nested = await stack.http.get(variablePath(billingId, regionId)).set(stack.auth).expect(200);
-      expect(nested.body).toEqual({ variable: created.body, values: [replaced.body] });
+      expect(nested.body).toEqual({ variable, values: [replacedValue] });
 
       const deletedValue = await stack.http
         .delete(`${ws()}/deployment-variable-values/${regionValueId}`)
@@ -1307,7 +1324,6 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         id: expect.stringMatching(UUID),
         workspaceId: stack.workspaceId,
         name: 'Production gate',
-        description: null,
         selector: 'true',
         priority: 0,
         enabled: true,
@@ -1385,9 +1401,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
           ],
         })
         .expect(202);
+      // The replacement names no description, so the policy no longer has one.
+      const { description: _description, ...createdWithoutDescription } = created.body;
       expect(replaced.body).toEqual({
-        ...created.body,
-        description: null,
+        ...createdWithoutDescription,
         selector: 'true',
         priority: 0,
         enabled: true,
@@ -1401,6 +1418,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         ],
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
       });
+      expect(replaced.body).not.toHaveProperty('description');
       window = replaced.body;
       expect((await stack.http.get(policyPath(windowId)).set(stack.auth).expect(200)).body).toEqual(window);
     });

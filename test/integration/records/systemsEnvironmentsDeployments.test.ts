@@ -5,6 +5,7 @@ import {
   expectFieldError,
   expectNothingWritten as expectNothingWrittenIn,
   expectProblem,
+  withoutMessage,
 } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -49,7 +50,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       .set(workspace.auth)
       .send({ name: unique('System'), ...body })
       .expect(202);
-    return res.body as { id: string; slug: string; name: string };
+    expect(res.body.message).toBe('System created');
+    return withoutMessage(res.body) as { id: string; slug: string; name: string };
   }
 
   async function createEnvironment(body: Record<string, unknown> = {}, workspace: Workspace = mine) {
@@ -58,7 +60,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       .set(workspace.auth)
       .send({ name: unique('env'), ...body })
       .expect(202);
-    return res.body as { id: string; name: string };
+    expect(res.body.message).toBe('Environment created');
+    return withoutMessage(res.body) as { id: string; name: string };
   }
 
   async function createDeployment(body: Record<string, unknown> = {}, workspace: Workspace = mine) {
@@ -68,7 +71,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       .set(workspace.auth)
       .send({ name, slug: name, ...body })
       .expect(202);
-    return res.body as { id: string; name: string; slug: string; jobAgents: unknown[] };
+    expect(res.body.message).toBe('Deployment created');
+    return withoutMessage(res.body) as { id: string; name: string; slug: string; jobAgents: unknown[] };
   }
 
   async function createVersion(deploymentId: string, body: Record<string, unknown>, workspace = mine) {
@@ -143,13 +147,14 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         metadata: { team: 'payments' },
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'System created',
       });
 
       const fetched = await stack.http
         .get(`${base()}/systems/${created.body.id}`)
         .set(stack.auth)
         .expect(200);
-      expect(fetched.body).toEqual({ ...created.body, deployments: [], environments: [] });
+      expect(fetched.body).toEqual({ ...withoutMessage(created.body), deployments: [], environments: [] });
     });
 
     it('lists systems oldest first with {items, total, limit, offset}', async () => {
@@ -197,10 +202,10 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         workspaceId: stack.workspaceId,
         name: 'Checkout',
         slug: 'checkout-system',
-        description: null,
         metadata: { tier: '1' },
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'System created',
       });
 
       const replaced = await stack.http
@@ -214,11 +219,12 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         description: 'Replaced',
         metadata: {},
         updatedAt: TIMESTAMP,
+        message: 'System updated',
       });
       expect(Date.parse(replaced.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.body.updatedAt));
 
       const fetched = await stack.http.get(`${base()}/systems/${id}`).set(stack.auth).expect(200);
-      expect(fetched.body).toEqual({ ...replaced.body, deployments: [], environments: [] });
+      expect(fetched.body).toEqual({ ...withoutMessage(replaced.body), deployments: [], environments: [] });
     });
 
     it('links a deployment and an environment (202, also when linked already), shows them on the system, and unlinks them', async () => {
@@ -232,11 +238,21 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       await stack.http.get(environmentLink).set(stack.auth).expect(404);
 
       const linkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(202);
-      expect(linkedDeployment.body).toEqual({ systemId: system.id, deploymentId: deployment.id });
+      expect(linkedDeployment.body).toEqual({
+        id: system.id,
+        systemId: system.id,
+        deploymentId: deployment.id,
+        message: 'The deployment is linked to the system',
+      });
       const relinkedDeployment = await stack.http.put(deploymentLink).set(stack.auth).expect(202);
       expect(relinkedDeployment.body).toEqual(linkedDeployment.body);
       const linkedEnvironment = await stack.http.put(environmentLink).set(stack.auth).expect(202);
-      expect(linkedEnvironment.body).toEqual({ systemId: system.id, environmentId: environment.id });
+      expect(linkedEnvironment.body).toEqual({
+        id: system.id,
+        systemId: system.id,
+        environmentId: environment.id,
+        message: 'The environment is linked to the system',
+      });
       await stack.http.put(environmentLink).set(stack.auth).expect(202);
 
       const deploymentLinkRead = await stack.http.get(deploymentLink).set(stack.auth).expect(200);
@@ -450,18 +466,19 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         systems: [],
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'Environment created',
       });
 
       const byId = await stack.http
         .get(`${base()}/environments/${created.body.id}`)
         .set(stack.auth)
         .expect(200);
-      expect(byId.body).toEqual(created.body);
+      expect(byId.body).toEqual(withoutMessage(created.body));
       const byName = await stack.http
         .get(`${base()}/environments/name/${encodeURIComponent('Production EU')}`)
         .set(stack.auth)
         .expect(200);
-      expect(byName.body).toEqual(created.body);
+      expect(byName.body).toEqual(withoutMessage(created.body));
       expectProblem(
         await stack.http.get(`${base()}/environments/name/no-such-environment`).set(stack.auth),
         404,
@@ -480,13 +497,12 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         id,
         workspaceId: stack.workspaceId,
         name: 'staging-put',
-        description: null,
-        resourceSelector: null,
         metadata: { tier: 'staging' },
         systemIds: [],
         systems: [],
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'Environment created',
       });
 
       const replaced = await stack.http
@@ -500,9 +516,10 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         resourceSelector: 'resource.kind == "cluster"',
         metadata: {},
         updatedAt: TIMESTAMP,
+        message: 'Environment updated',
       });
       const fetched = await stack.http.get(`${base()}/environments/${id}`).set(stack.auth).expect(200);
-      expect(fetched.body).toEqual(replaced.body);
+      expect(fetched.body).toEqual(withoutMessage(replaced.body));
     });
 
     it('lists environments oldest first, filtered by a CEL expression over `environment`', async () => {
@@ -698,6 +715,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'Deployment created',
       });
       expect(JSON.stringify(created.body)).not.toContain('ghp_plaintext_token');
 
@@ -705,7 +723,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .get(`${base()}/deployments/${created.body.id}`)
         .set(stack.auth)
         .expect(200);
-      expect(fetched.body).toEqual({ ...created.body, deployment: created.body, systems: [], variables: [] });
+      const record = withoutMessage(created.body);
+      expect(fetched.body).toEqual({ ...record, deployment: record, systems: [], variables: [] });
 
       const [stored] = await storedJobAgents(created.body.id);
       const sealedToken = stored!.config.token;
@@ -758,8 +777,6 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         workspaceId: stack.workspaceId,
         name: 'Put deployment',
         slug,
-        description: null,
-        resourceSelector: null,
         jobAgents: [{ ref: 'github', config: { token: REDACTED } }],
         metadata: {},
         systemIds: [],
@@ -767,6 +784,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
+        message: 'Deployment created',
       });
       const [sealedAtCreate] = await storedJobAgents(id);
 
@@ -787,6 +805,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         ...created.body,
         metadata: { edited: 'yes' },
         updatedAt: TIMESTAMP,
+        message: 'Deployment updated',
       });
       const [kept] = await storedJobAgents(id);
       expect(kept!.config.token).toBe(sealedAtCreate!.config.token);
@@ -810,7 +829,9 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         .get(`${base()}/deployments/name/${encodeURIComponent(sharedName)}`)
         .set(stack.auth)
         .expect(200);
-      expect(found.body).toEqual(first);
+      const byId = await stack.http.get(`${base()}/deployments/${first.id}`).set(stack.auth).expect(200);
+      expect(found.body).toEqual(byId.body);
+      expect(found.body).toEqual({ ...first, deployment: first, systems: [], variables: [] });
 
       const duplicate = await expectNothingWritten(() =>
         stack.http

@@ -8,11 +8,11 @@ import {
   type TargetDeployment,
   type TargetEnvironment,
   type TargetResource,
-} from '../domain/releaseTargets';
-import { enqueueOrchestration } from './outbox';
-import { paced } from './pace';
-import { OPEN_RELEASE_SQL, wakeReleases } from './releaseWake';
-import { uuidArray } from './sql';
+} from '../../domain/releaseTargets';
+import { enqueueOrchestration } from '../../db/outbox';
+import { paced } from '../selectors/pace';
+import { OPEN_RELEASE_SQL, wakeReleases } from '../../db/releaseWake';
+import { uuidArray } from '../../db/sql';
 
 /**
  * Keeps the stored release targets exact. Every write that can change them (resources,
@@ -22,7 +22,7 @@ import { uuidArray } from './sql';
  * Writes of one workspace take a transaction-level advisory lock first; different workspaces do
  * not wait. Writes of resources take it shared: they compute the targets of the resources they
  * touched only, against environments, deployments and links that cannot change while they hold it,
- * and two of them that touch one resource take turns on its row (db/resourceRows.ts), so many run
+ * and two of them that touch one resource take turns on its row (engine/targets/resourceRows.ts), so many run
  * at once without computing from each other's stale view. Writes that recompute across resources
  * (selectors, system links, deletes of environments and deployments) take it exclusive. A version
  * becoming ready takes it exclusive too (`markVersionReady`), so a new target either sees the
@@ -185,7 +185,7 @@ export async function syncReleaseTargets(
       : needsResources
         ? await loadResources(em, workspaceId, 'resourceIds' in scope ? scope.resourceIds : undefined)
         : [];
-  // Selectors run one resource at a time, letting other requests in between (db/pace.ts).
+  // Selectors run one resource at a time, letting other requests in between (engine/selectors/pace.ts).
   const targetsOf = releaseTargetMatcher({ ...state, onlyDeployments, onlyEnvironments });
   const desired = await paced(workspaceId, async (pacer) => {
     const found: ReleaseTargetRef[] = [];

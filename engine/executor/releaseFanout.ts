@@ -1,24 +1,24 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { canEverDeploy } from '../domain/eligibility';
-import { evaluateGates, type GateEvaluation } from '../domain/gates';
-import type { OrchestrationMessage } from '../domain/orchestration';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import type { VersionFields } from '../domain/selectors';
+import { canEverDeploy } from '../../domain/eligibility';
+import { evaluateGates, type GateEvaluation } from '../../domain/gates';
+import type { OrchestrationMessage } from '../../domain/orchestration';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
+import type { VersionFields } from '../../domain/selectors';
 import {
   createJobs,
   RELEASE_ROW_COLUMNS,
   takeTargetSlots,
   type ReleaseRow,
   type StartedJob,
-} from './jobCreation';
-import { newId } from './ids';
-import { enqueueOrchestrations } from './outbox';
-import { enabledPolicies, policiesForTarget, type TargetRecords } from './policyMatching';
-import { DEPLOYED_VERSION_JOIN, loadReleases } from './releaseFacts';
-import { wakeReleases } from './releaseWake';
-import type { SecretBox } from './secrets';
-import { uuidArray } from './sql';
-import { versionFanout } from './domainMetrics';
+} from '../planner/jobCreation';
+import { newId } from '../../db/ids';
+import { enqueueOrchestrations } from '../../db/outbox';
+import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
+import { DEPLOYED_VERSION_JOIN, loadReleases } from '../eligibility/releaseFacts';
+import { wakeReleases } from '../../db/releaseWake';
+import type { SecretBox } from '../../db/secrets';
+import { uuidArray } from '../../db/sql';
+import { versionFanout } from '../metrics';
 
 /**
  * Creating releases (docs/behaviour.md "Flow", steps 1–4), set-based: one batch of release targets is one

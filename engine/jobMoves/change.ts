@@ -2,10 +2,10 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
-import { JobSchema, type Job } from '../entities';
-import { enqueueOrchestrations } from '../outbox';
+import { JobSchema, type Job } from '../../db/entities';
+import { enqueueOrchestrations } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
-import { releaseWakeMessages } from '../releaseWake';
+import { releaseWakeMessages } from '../../db/releaseWake';
 
 export interface JobStatusChange {
   status?: JobStatus;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
-import type { Database } from './database';
+import type { Database } from '../db/database';
 
 /**
  * Flightdeck's domain metrics, beside the HTTP and process ones (api/middleware/metrics.ts).

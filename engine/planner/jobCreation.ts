@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JobAgentType } from '../domain/jobAgentTypes';
-import { planReleaseJobs, type PlannedJob } from '../domain/jobPlan';
-import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
-import { isTerminalReleasePhase, type ReleasePhase } from '../domain/releases';
-import { newId } from './ids';
+import type { JobAgentType } from '../../domain/jobAgentTypes';
+import { planReleaseJobs, type PlannedJob } from '../../domain/jobPlan';
+import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
+import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
+import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
-import type { SecretBox } from './secrets';
-import { jobSecrets, sealedValue } from './sensitiveValues';
-import { uuidArray } from './sql';
+import type { SecretBox } from '../../db/secrets';
+import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
+import { uuidArray } from '../../db/sql';
 
 /**
  * docs/behaviour.md "Flow" step 4: the jobs of releases that may proceed, written with their release target's

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
-import { JobSchema, type Job } from '../entities';
-import { OUTBOX_CHANNEL, outboxTraceContext } from '../outbox';
-import { leaseExpiries, leaseReaperLag } from '../domainMetrics';
-import { preparedStatement, runPrepared } from '../preparedStatements';
+import { JobSchema, type Job } from '../../db/entities';
+import { OUTBOX_CHANNEL, outboxTraceContext } from '../../db/outbox';
+import { leaseExpiries, leaseReaperLag } from '../metrics';
+import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 
 /**
  * Claiming and reaping (docs/behaviour.md "Pull job agents"). A claim is ONE statement: it moves a queued job of

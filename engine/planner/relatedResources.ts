@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { groupBy } from '../domain/grouping';
-import { findRelated, RELATIONSHIP_SCAN_LIMIT } from '../domain/relationships';
-import type { ResourceFields } from '../domain/selectors';
-import { uuidArray } from './sql';
+import { groupBy } from '../../domain/grouping';
+import { findRelated, RELATIONSHIP_SCAN_LIMIT } from '../../domain/relationships';
+import type { ResourceFields } from '../../domain/selectors';
+import { uuidArray } from '../../db/sql';
 
 type Resource = ResourceFields & { id: string };
 

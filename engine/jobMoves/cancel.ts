@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { movesInto } from '../../domain/jobStatus';
-import { enqueueOrchestrations } from '../outbox';
+import { enqueueOrchestrations } from '../../db/outbox';
 
 /**
  * A release's cancel ends every job of it that has not ended, `cancelled`, in the caller's

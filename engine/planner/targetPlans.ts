@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { planResult, renderJobInputs, type PlanTarget } from '../domain/deploymentPlans';
-import { planReleaseJobs } from '../domain/jobPlan';
-import { REDACTED } from '../domain/sensitive';
-import { newId } from './ids';
+import { planResult, renderJobInputs, type PlanTarget } from '../../domain/deploymentPlans';
+import { planReleaseJobs } from '../../domain/jobPlan';
+import { REDACTED } from '../../domain/sensitive';
+import { newId } from '../../db/ids';
 import type { ReleaseRow } from './jobCreation';
 import { loadPlanInputs, type ProposedVersion } from './planInputs';
-import type { SecretBox } from './secrets';
-import { redactTree } from './sensitiveValues';
+import type { SecretBox } from '../../db/secrets';
+import { redactTree } from '../../db/sensitiveValues';
 
 /** A release target as a plan shows it, with the release running there now. */
 export interface PlanTargetRow {

@@ -1,18 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { groupBy } from '../domain/grouping';
+import { groupBy } from '../../domain/grouping';
 import type {
   ApprovalFact,
   DependencyFact,
   ProgressionFact,
   ReleaseFacts,
   VersionFacts,
-} from '../domain/gates';
-import type { EnvironmentProgressionRule } from '../domain/policies';
-import type { ReleasePhase } from '../domain/releases';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { selectorMatches, type DeploymentFields } from '../domain/selectors';
+} from '../../domain/gates';
+import type { EnvironmentProgressionRule } from '../../domain/policies';
+import type { ReleasePhase } from '../../domain/releases';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
+import { selectorMatches, type DeploymentFields } from '../../domain/selectors';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
-import { uuidArray } from './sql';
+import { uuidArray } from '../../db/sql';
 import type { z } from 'zod';
 
 /**

@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { resolveTargetVariables } from '../domain/jobPlan';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { REDACTED } from '../domain/sensitive';
-import type { ResolvedVariable } from '../domain/variables';
-import { newId } from './ids';
+import { resolveTargetVariables } from '../../domain/jobPlan';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
+import { REDACTED } from '../../domain/sensitive';
+import type { ResolvedVariable } from '../../domain/variables';
+import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
-import type { SecretBox } from './secrets';
-import { jobSecrets, openTree } from './sensitiveValues';
-import { targetVersion } from './targetExplain';
+import type { SecretBox } from '../../db/secrets';
+import { jobSecrets, openTree } from '../../db/sensitiveValues';
+import { targetVersion } from '../eligibility/targetExplain';
 
 export type VariableChange = 'added' | 'removed' | 'changed' | 'unchanged';
 

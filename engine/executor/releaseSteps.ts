@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GateEvaluation } from '../domain/gates';
-import type { ReleaseProgress } from '../domain/releaseProgress';
-import type { Measurement } from './entities';
+import type { GateEvaluation } from '../../domain/gates';
+import type { ReleaseProgress } from '../../domain/releaseProgress';
+import type { Measurement } from '../../db/entities';
 
 /**
  * The release workflow's reads and writes of its own release (activities/release.ts runs them).

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PlanValidationInput, PlanVerdict } from '../domain/planValidation';
+import type { PlanValidationInput, PlanVerdict } from '../../domain/planValidation';
 
 /** A `planValidationOpa` rule's verdict on one plan of a release. */
 export interface PlanVerdictRecord {

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { formatUnits } from '../domain/celMeter';
+import { formatUnits } from '../../domain/celMeter';
 import {
   reportOverrunsTo,
   type HeldSelector,
   type SelectorOverrun,
   type SelectorScope,
-} from '../domain/selectors';
-import type { Database } from './database';
+} from '../../domain/selectors';
+import type { Database } from '../../db/database';
 
 /**
  * Saved selectors that turned out slow (README "Security model", CEL budget): an evaluation

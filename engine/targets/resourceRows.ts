@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { TargetResource } from '../domain/releaseTargets';
-import { newId } from './ids';
+import type { TargetResource } from '../../domain/releaseTargets';
+import { newId } from '../../db/ids';
 
 /**
  * Set-based writes of live resources, for the writes that hold the workspace's target lock in
- * shared mode (db/releaseTargetSync.ts): single PUTs and providers' sets of up to 100,000.
+ * shared mode (engine/targets/releaseTargetSync.ts): single PUTs and providers' sets of up to 100,000.
  *
  * Concurrent writers of one workspace meet only on the resource rows they both touch, and every
  * writer takes those rows in one order, the identifiers' byte order (collation "C"): first the live

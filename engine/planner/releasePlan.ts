@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PlanValidationInput, PlanVerdict, RegoEngine } from '../domain/planValidation';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import { newId } from './ids';
+import type { PlanValidationInput, PlanVerdict, RegoEngine } from '../../domain/planValidation';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
+import { newId } from '../../db/ids';
 import type { ReleaseRow } from './jobCreation';
-import type { LoadedRelease } from './releaseFacts';
+import type { LoadedRelease } from '../eligibility/releaseFacts';
 import { planDigest, recordedPlanVerdicts, recordPlanVerdicts, type PlanVerdictRecord } from './planVerdicts';
-import type { SecretBox } from './secrets';
+import type { SecretBox } from '../../db/secrets';
 import { planTargets, type PlanTargetRow } from './targetPlans';
 
 interface PlanRow extends ReleaseRow, PlanTargetRow {

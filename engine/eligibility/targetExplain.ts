@@ -1,20 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../domain/errors';
+import { NotFoundError } from '../../domain/errors';
 import {
   explainTarget,
   type Explanation,
   type SlotJob,
   type TargetSelectorWarning,
   type TargetSlot,
-} from '../domain/explain';
-import { policySelectors, type PolicyRule } from '../domain/policies';
-import type { HeldSelector } from '../domain/selectors';
-import type { ReleasePhase } from '../domain/releases';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
+} from '../../domain/explain';
+import { policySelectors, type PolicyRule } from '../../domain/policies';
+import type { HeldSelector } from '../../domain/selectors';
+import type { ReleasePhase } from '../../domain/releases';
+import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
-import { withRecordedPlanVerdicts } from './releasePlan';
-import type { SecretBox } from './secrets';
-import { selectorWarnings } from './selectorOverruns';
+import { withRecordedPlanVerdicts } from '../planner/releasePlan';
+import type { SecretBox } from '../../db/secrets';
+import { selectorWarnings } from '../selectors/selectorOverruns';
 
 /**
  * Explains a release target for a version (by default the deployment's newest ready one): the

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ReleasePhase } from '../domain/releases';
-import { openReleasesOfTargets, wakeReleases } from './releaseWake';
+import type { ReleasePhase } from '../../domain/releases';
+import { openReleasesOfTargets, wakeReleases } from '../../db/releaseWake';
 
 export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
 

@@ -3,14 +3,14 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/error
 import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
-import { jobClaims, jobHeartbeats } from '../domainMetrics';
-import { claimJob, type LeaseGrant } from '../jobMoves';
-import { JobSchema, type Job } from '../entities';
-import { newId } from '../ids';
-import { changeJobStatus } from '../jobMoves';
-import type { SecretBox } from '../secrets';
-import { openTree, jobSecrets } from '../sensitiveValues';
-import { preparedStatement, runPrepared } from '../preparedStatements';
+import { jobClaims, jobHeartbeats } from '../metrics';
+import { claimJob, type LeaseGrant } from './claims';
+import { JobSchema, type Job } from '../../db/entities';
+import { newId } from '../../db/ids';
+import { changeJobStatus } from './change';
+import type { SecretBox } from '../../db/secrets';
+import { openTree, jobSecrets } from '../../db/sensitiveValues';
+import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 
 /** docs/behaviour.md "Job list item": what to claim, without dispatch context or variables. */
 export interface PollItem {
@@ -18,7 +18,9 @@ export interface PollItem {
   status: JobStatus;
   releaseId: string | null;
   workflowRunId: string | null;
+  jobAgentId: string;
   createdAt: string;
+  updatedAt: string;
   /** Null for a workflow run's job; a run that fans out over no resources leaves `resource` null too. */
   deployment: { id: string; name: string; slug: string } | null;
   environment: { id: string; name: string } | null;
@@ -84,7 +86,7 @@ const POLL = preparedStatement(
      EXISTS (SELECT 1 FROM agent) AS agent_found,
      (SELECT coalesce(json_agg(json_build_object(
                'id', j.id, 'status', j.status, 'releaseId', j.release_id, 'workflowRunId', j.workflow_run_id,
-               'createdAt', j.created_at,
+               'jobAgentId', j.job_agent_id, 'createdAt', j.created_at, 'updatedAt', j.updated_at,
                'deployment', CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END,
                'environment', CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END,
                'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END)
@@ -157,7 +159,11 @@ export class PullStore {
       [jobAgentId, caller.workspaceId, status, page.limit, page.offset, cap],
     );
     if (!row?.agent_found) throw new NotFoundError('job agent', jobAgentId);
-    const items = row.items.map((item) => ({ ...item, createdAt: new Date(item.createdAt).toISOString() }));
+    const items = row.items.map((item) => ({
+      ...item,
+      createdAt: new Date(item.createdAt).toISOString(),
+      updatedAt: new Date(item.updatedAt).toISOString(),
+    }));
     return {
       items,
       ...pollTotal(page, items.length, row.counted, cap),

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PolicyRule } from '../domain/policies';
+import type { PolicyRule } from '../../domain/policies';
 import {
   selectorContext,
   selectorMatches,
   type DeploymentFields,
   type EnvironmentFields,
   type ResourceFields,
-} from '../domain/selectors';
+} from '../../domain/selectors';
 
 export interface MatchedPolicy {
   id: string;

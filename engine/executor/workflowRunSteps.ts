@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { RunJobState, WorkflowRunStatus } from '../domain/workflowRunProgress';
+import type { RunJobState, WorkflowRunStatus } from '../../domain/workflowRunProgress';
 
 /**
  * A workflow run's workflow reads and writes of its own run (activities/workflowRun.ts runs them).

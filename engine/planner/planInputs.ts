@@ -1,17 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { groupBy } from '../domain/grouping';
-import type { JobPlanInput, JobPlanRecords, PlanAgent } from '../domain/jobPlan';
+import { groupBy } from '../../domain/grouping';
+import type { JobPlanInput, JobPlanRecords, PlanAgent } from '../../domain/jobPlan';
 import {
   relationshipReferencesOf,
   type VariableDefinition,
   type VariableSetDefinition,
-} from '../domain/variables';
+} from '../../domain/variables';
 import type { ReleaseRow } from './jobCreation';
-import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
+import { enabledPolicies, policiesForTarget, type MatchedPolicy } from '../eligibility/policyMatching';
 import { loadRelatedResources } from './relatedResources';
-import type { SecretBox } from './secrets';
-import { jobSecrets, openConfig, openValue, resealMetricHeaders } from './sensitiveValues';
-import { uuidArray } from './sql';
+import type { SecretBox } from '../../db/secrets';
+import { jobSecrets, openConfig, openValue, resealMetricHeaders } from '../../db/sensitiveValues';
+import { uuidArray } from '../../db/sql';
 
 /**
  * What the job plan of each release reads (domain/jobPlan.ts), in three steps: the stored rows,
@@ -106,9 +106,11 @@ async function readPlanRows(sql: SqlReader, releases: readonly ReleaseRow[]): Pr
             json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'description', d.description, 'metadata', d.metadata,
                               'resourceSelector', d.resource_selector, 'jobAgents', d.job_agents,
                               'jobAgentSelector', d.job_agent_selector, 'jobAgentConfig', d.job_agent_config) AS deployment,
-            json_build_object('id', e.id, 'name', e.name, 'description', e.description, 'metadata', e.metadata) AS environment,
+            json_build_object('id', e.id, 'name', e.name, 'description', e.description, 'metadata', e.metadata,
+                              'resourceSelector', e.resource_selector, 'createdAt', e.created_at) AS environment,
             json_build_object('id', r.id, 'name', r.name, 'version', r.version, 'kind', r.kind, 'identifier', r.identifier,
-                              'config', r.config, 'metadata', r.metadata) AS resource,
+                              'config', r.config, 'metadata', r.metadata, 'workspaceId', r.workspace_id,
+                              'createdAt', r.created_at) AS resource,
             json_build_object('id', v.id, 'tag', v.tag, 'name', v.name, 'status', v.status, 'config', v.config,
                               'jobAgentConfig', v.job_agent_config, 'metadata', v.metadata, 'createdAt', v.created_at) AS version
        FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[])

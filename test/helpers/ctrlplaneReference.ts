@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { JOB_STATUSES } from '../../domain/jobStatus';
+
+/**
+ * Ctrlplane's OpenAPI document (a reference kept beside the repository, at ../shared/reference), the differences
+ * our documented behaviour wins over it, and validators of response bodies against its schemas.
+ */
+
+export const REFERENCE_PATH = path.join(__dirname, '../../../shared/reference/ctrlplane-openapi.json');
+
+export const referenceAvailable = (): boolean => fs.existsSync(REFERENCE_PATH);
+
+/**
+ * Where the reference and docs/behaviour.md (or docs/design.md "Decisions") disagree, ours wins: each difference by
+ * the reference schema and property it is about, with what we do. `outputs` are the values we answer where the
+ * reference's enum spells them otherwise.
+ */
+export const SPEC_WINS: Record<
+  string,
+  { schema: string; property?: string; ours: string; outputs?: readonly string[] }
+> = {
+  'an omitted resourceSelector': {
+    schema: 'CreateDeploymentRequest',
+    property: 'resourceSelector',
+    ours: 'docs/behaviour.md ("Deployment"): when absent, any resource in the deployment’s environments may be targeted',
+  },
+  'job statuses on output': {
+    schema: 'JobStatus',
+    ours: 'snake_case (`in_progress`, `invalid_job_agent`), as decided; the reference’s camelCase is accepted on input',
+    outputs: JOB_STATUSES,
+  },
+};
+
+interface SchemaObject {
+  type?: string;
+  enum?: unknown[];
+  required?: string[];
+  properties?: Record<string, unknown>;
+}
+
+interface MediaType {
+  schema?: unknown;
+}
+
+export interface ReferenceDocument {
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; responses: Record<string, { content?: Record<string, MediaType> }> }
+    >
+  >;
+  components: { schemas: Record<string, SchemaObject> };
+}
+
+export function readReference(): ReferenceDocument {
+  return JSON.parse(fs.readFileSync(REFERENCE_PATH, 'utf8')) as ReferenceDocument;
+}
+
+/**
+ * The reference with exactly the SPEC_WINS differences relaxed: an enum also takes our spellings; a property we may
+ * leave out is no longer required.
+ */
+export function relaxedReference(document: ReferenceDocument = readReference()): ReferenceDocument {
+  const relaxed = structuredClone(document);
+  for (const [difference, { schema, property, outputs }] of Object.entries(SPEC_WINS)) {
+    const declared = relaxed.components.schemas[schema];
+    if (!declared) throw new Error(`SPEC_WINS "${difference}": the reference has no schema ${schema}`);
+    if (outputs) declared.enum = [...new Set([...(declared.enum ?? []), ...outputs])];
+    if (property) declared.required = declared.required?.filter((name) => name !== property);
+  }
+  return relaxed;
+}
+
+/** Validates response bodies against the (relaxed) reference's response schema of an operation and status. */
+export class ResponseValidator {
+  private readonly ajv: Ajv;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(private readonly document: ReferenceDocument = relaxedReference()) {
+    // OpenAPI 3.0 schemas: `nullable` is a keyword, `example` and the like are annotations.
+    this.ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats(this.ajv);
+    this.ajv.addSchema({ components: document.components }, 'reference');
+  }
+
+  /** The operation's JSON response schema at that status, its `$ref`s pointing into the reference's components. */
+  schemaOf(operationId: string, status: number): unknown {
+    for (const item of Object.values(this.document.paths))
+      for (const operation of Object.values(item))
+        if (operation.operationId === operationId) {
+          const schema = operation.responses[String(status)]?.content?.['application/json']?.schema;
+          if (!schema) throw new Error(`${operationId} declares no JSON body for ${status}`);
+          return schema;
+        }
+    throw new Error(`the reference has no operation ${operationId}`);
+  }
+
+  /** The body's differences from the operation's response schema, one line each; empty when it validates. */
+  errors(operationId: string, status: number, body: unknown): string[] {
+    const key = `${operationId} ${status}`;
+    let validate = this.compiled.get(key);
+    if (!validate) {
+      const schema = JSON.parse(
+        JSON.stringify(this.schemaOf(operationId, status)).replaceAll(
+          '"#/components/',
+          '"reference#/components/',
+        ),
+      ) as object;
+      validate = this.ajv.compile(schema);
+      this.compiled.set(key, validate);
+    }
+    return validate(body) ? [] : (validate.errors ?? []).map((error: ErrorObject) => describe(error, body));
+  }
+}
+
+function describe(error: ErrorObject, body: unknown): string {
+  const at = error.instancePath || '(body)';
+  const value = error.instancePath
+    .split('/')
+    .slice(1)
+    .reduce<unknown>(
+      (node, key) =>
+        (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+      body,
+    );
+  const shown = JSON.stringify(value);
+  return `${at} ${error.message ?? error.keyword} (${error.schemaPath})${
+    shown && shown.length <= 80 ? `: ${shown}` : ''
+  }`;
+}
