@@ -5,7 +5,7 @@ import net from 'node:net';
 
 /**
  * The egress policy of the worker: every request it sends on a caller's behalf (HTTP verification
- * metrics, push agents' services) goes through `egressRequest`. By default it refuses loopback,
+ * metrics, push agents' services) goes through an `Egress` built from it. By default it refuses loopback,
  * link-local (cloud metadata endpoints), private, carrier-grade NAT, multicast and unspecified
  * addresses; `FLIGHTDECK_EGRESS_ALLOW` lifts that for the CIDRs, addresses and host patterns it
  * names, `FLIGHTDECK_EGRESS_DENY` refuses more (and wins over allow). The address checked is the one
@@ -174,13 +174,6 @@ class EgressRules {
   }
 }
 
-let rules = new EgressRules(DEFAULT_EGRESS_POLICY);
-
-/** Set once when the worker starts, from its configuration. */
-export function useEgressPolicy(policy: EgressPolicy): void {
-  rules = new EgressRules(policy);
-}
-
 /** A request the egress policy refused; its message names the host, never what answered there. */
 export class EgressRefusedError extends Error {}
 
@@ -199,8 +192,24 @@ export interface EgressResponse {
   text: string;
 }
 
-/** One HTTP(S) request under the egress policy. Redirects are answers, never followed. */
-export function egressRequest(target: string, request: EgressRequest): Promise<EgressResponse> {
+/**
+ * Sends requests under one egress policy: built once by the worker from its configuration
+ * (activities/index.ts) and handed to every activity that reaches another system.
+ */
+export class Egress {
+  private readonly rules: EgressRules;
+
+  constructor(policy: EgressPolicy = DEFAULT_EGRESS_POLICY) {
+    this.rules = new EgressRules(policy);
+  }
+
+  /** One HTTP(S) request under the policy. Redirects are answers, never followed. */
+  request(target: string, request: EgressRequest): Promise<EgressResponse> {
+    return egressRequest(this.rules, target, request);
+  }
+}
+
+function egressRequest(rules: EgressRules, target: string, request: EgressRequest): Promise<EgressResponse> {
   const url = new URL(target);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new EgressRefusedError(`${url.protocol} URLs are not allowed`));

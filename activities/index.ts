@@ -1,7 +1,7 @@
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { RegoEngine } from '../domain/planValidation';
-import { useEgressPolicy, type EgressPolicy } from './egress';
+import { Egress, type EgressPolicy } from './egress';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
@@ -17,11 +17,11 @@ export interface ActivityDeps {
 
 /** Every activity the worker registers, built from the dependencies they share. */
 export function createActivities(deps: ActivityDeps) {
-  // Every outbound request of the activities goes through activities/egress.ts, under this policy.
-  useEgressPolicy(deps.egress);
+  // Every outbound request of the activities goes through this, under the configured policy.
+  const egress = new Egress(deps.egress);
   return {
     ...createRolloutActivities(deps),
-    ...createReleaseActivities(deps),
+    ...createReleaseActivities({ ...deps, egress }),
     ...createLeaseActivities(deps),
     ...createWorkflowRunActivities(deps),
   };

@@ -23,7 +23,7 @@ import type { Metric, ReleaseProgress } from '../domain/releaseProgress';
 import { selectorMatches } from '../domain/selectors';
 import { dispatchers } from './agents';
 import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
-import { describeEgressFailure, egressRequest } from './egress';
+import { describeEgressFailure, type Egress } from './egress';
 import {
   metricRequest,
   metricResult,
@@ -37,6 +37,8 @@ export interface ReleaseActivityDeps {
   orm: Database;
   secrets: SecretBox;
   rego: RegoEngine;
+  /** Every request to another system (agents' services, metric providers) goes through it. */
+  egress: Egress;
 }
 
 /** The outcome of one measurement of a verification metric. */
@@ -48,10 +50,10 @@ export interface MeasurementResult {
 const HTTP_BODY_LIMIT = 64 * 1024;
 
 /** One request of a measurement under the egress policy; a failure to get an answer is a result too. */
-async function send(request: MetricRequest): Promise<MetricResponse> {
+async function send(egress: Egress, request: MetricRequest): Promise<MetricResponse> {
   const started = Date.now();
   try {
-    const response = await egressRequest(request.url, { ...request, maxBytes: HTTP_BODY_LIMIT });
+    const response = await egress.request(request.url, { ...request, maxBytes: HTTP_BODY_LIMIT });
     const body = response.text.slice(0, HTTP_BODY_LIMIT);
     let json: unknown = null;
     try {
@@ -73,11 +75,11 @@ async function send(request: MetricRequest): Promise<MetricResponse> {
 }
 
 /** A provider's measurement: an OAuth2 token first where the provider needs one, then its query. */
-async function measure(provider: HttpProvider): Promise<MetricResponse> {
+async function measure(egress: Egress, provider: HttpProvider): Promise<MetricResponse> {
   const tokenRequest = oauth2TokenRequest(provider);
   let bearer: string | undefined;
   if (tokenRequest) {
-    const token = await send(tokenRequest);
+    const token = await send(egress, tokenRequest);
     const accessToken = (token.json as { access_token?: unknown } | null)?.access_token;
     if (!token.ok || typeof accessToken !== 'string')
       return {
@@ -87,13 +89,12 @@ async function measure(provider: HttpProvider): Promise<MetricResponse> {
       };
     bearer = accessToken;
   }
-  return send(metricRequest(provider, new Date(), bearer));
+  return send(egress, metricRequest(provider, new Date(), bearer));
 }
 
 /** One measurement of a verification's metric over HTTP, recorded on the verification. */
 async function measureHttpMetric(
-  fork: () => EntityManager,
-  secrets: ReleaseActivityDeps['secrets'],
+  { fork, secrets, egress }: { fork: () => EntityManager; secrets: SecretBox; egress: Egress },
   verificationId: string,
   metricIndex: number,
 ): Promise<MeasurementResult> {
@@ -104,7 +105,7 @@ async function measureHttpMetric(
     return { passed: false, error: 'no such metric' };
   const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
   const provider = openProvider(jobSecrets(secrets, job), metric.provider);
-  const result = metricResult(provider, await measure(provider));
+  const result = metricResult(provider, await measure(egress, provider));
   const failed = metric.failureCondition
     ? selectorMatches('measurement', metric.failureCondition, { result })
     : false;
@@ -169,7 +170,7 @@ function releaseSteps({ orm, secrets, rego }: ReleaseActivityDeps) {
 }
 
 /** A job's hand-over to its agent, the following of a pushed job's remote run, and the test runner's end. */
-function jobDriverSteps({ orm, secrets }: ReleaseActivityDeps) {
+function jobDriverSteps({ orm, secrets, egress }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
     /** Hands a job to its agent, through the dispatcher of the agent's type. */
@@ -181,7 +182,11 @@ function jobDriverSteps({ orm, secrets }: ReleaseActivityDeps) {
       // A retry after a worker died mid-dispatch can find the job already moved on. A pushed job
       // was sent: it is never sent twice. The other agents' dispatch answers again what it did.
       if (isPushAgent(job.agentType) && job.status !== 'pending') return { kind: 'triggered' };
-      return dispatchers[job.agentType].dispatch(job, { em, secrets: jobSecrets(secrets, job) }, step);
+      return dispatchers[job.agentType].dispatch(
+        job,
+        { em, egress, secrets: jobSecrets(secrets, job) },
+        step,
+      );
     },
 
     /** One look at a pushed job's remote run (see `JobDispatcher.follow`). */
@@ -190,7 +195,7 @@ function jobDriverSteps({ orm, secrets }: ReleaseActivityDeps) {
       const job = await em.findOne(JobSchema, { id: jobId });
       const follow = job?.agentType ? dispatchers[job.agentType].follow : undefined;
       if (!job || !follow) return { done: true };
-      return follow(job, { em, secrets: jobSecrets(secrets, job) });
+      return follow(job, { em, egress, secrets: jobSecrets(secrets, job) });
     },
 
     /** Ends a job the workflow itself completes (the test runner's); the workflow looks again on its own. */
@@ -204,7 +209,7 @@ function jobDriverSteps({ orm, secrets }: ReleaseActivityDeps) {
 }
 
 /** A verification's measurements and its verdict. */
-function verificationSteps({ orm, secrets }: ReleaseActivityDeps) {
+function verificationSteps({ orm, secrets, egress }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
     /**
@@ -213,7 +218,7 @@ function verificationSteps({ orm, secrets }: ReleaseActivityDeps) {
      * failure conditions over its result.
      */
     async measureHttpMetric(verificationId: string, metricIndex: number): Promise<MeasurementResult> {
-      return measureHttpMetric(fork, secrets, verificationId, metricIndex);
+      return measureHttpMetric({ fork, secrets, egress }, verificationId, metricIndex);
     },
 
     /** A `sleep` metric's measurement: the workflow waited; this records it. */

@@ -11,6 +11,7 @@ import {
   type JobDispatcher,
 } from './dispatcher';
 import { dispatchRemote, lookAtRemote, moveJobQuietly, REMOTE_CLOCK_SLACK_MS } from './pushAgent';
+import type { Egress } from '../egress';
 import { RemoteRefusal, remoteJson, type RemoteRequest } from './remote';
 
 /** The parts of an Argo CD Application's status that say how a sync went. */
@@ -64,12 +65,13 @@ function isOperationInProgress(error: unknown): boolean {
 
 class ArgoCdApi {
   constructor(
+    private readonly egress: Egress,
     private readonly serverUrl: string,
     private readonly apiKey: string,
   ) {}
 
   private call<T>(path: string, request: RemoteRequest = {}): Promise<T> {
-    return remoteJson<T>('Argo CD', `${this.serverUrl}${path}`, {
+    return remoteJson<T>(this.egress, 'Argo CD', `${this.serverUrl}${path}`, {
       ...request,
       headers: { authorization: `Bearer ${this.apiKey}` },
     });
@@ -106,7 +108,7 @@ class ArgoCdApi {
 /** The agent's API and template, or what is missing from its configuration. */
 function targetFor(
   job: Job,
-  secrets: DispatchDeps['secrets'],
+  { secrets, egress }: DispatchDeps,
 ): { api: ArgoCdApi; template: string } | string {
   const config = agentConfigOf(ArgoCdConfig, job, secrets);
   const apiKey = typeof config.api_key === 'string' ? config.api_key : undefined;
@@ -116,7 +118,10 @@ function targetFor(
     api_key: apiKey,
   });
   if (missing) return missing;
-  return { api: new ArgoCdApi(config.server_url!.replace(/\/$/, ''), apiKey!), template: config.template! };
+  return {
+    api: new ArgoCdApi(egress, config.server_url!.replace(/\/$/, ''), apiKey!),
+    template: config.template!,
+  };
 }
 
 /** The Application the agent's template renders for this job. */
@@ -140,8 +145,9 @@ function renderApplication(
  * `upsert`, then synced; the release workflow follows its sync and health until it settles.
  */
 export const argoCdDispatcher: JobDispatcher = {
-  async dispatch(job, { em, secrets }, step) {
-    const target = targetFor(job, secrets);
+  async dispatch(job, deps, step) {
+    const { em, secrets } = deps;
+    const target = targetFor(job, deps);
     if (typeof target === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', target);
     const { api } = target;
     return dispatchRemote(em, job, async () => {
@@ -171,8 +177,9 @@ export const argoCdDispatcher: JobDispatcher = {
     });
   },
 
-  follow(job, { em, secrets }) {
-    const target = targetFor(job, secrets);
+  follow(job, deps) {
+    const { em } = deps;
+    const target = targetFor(job, deps);
     if (typeof target === 'string' || !job.externalId) return Promise.resolve({ done: true });
     const { api } = target;
     const name = job.externalId;

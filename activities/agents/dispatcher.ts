@@ -1,3 +1,4 @@
+import type { Egress } from '../egress';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { RecordSecrets } from '../../db/secrets';
@@ -30,6 +31,8 @@ export interface DispatchStep {
 
 export interface DispatchDeps {
   em: EntityManager;
+  /** Every request to the agent's service goes through it (activities/egress.ts). */
+  egress: Egress;
   /** The job's release's sealed values. */
   secrets: RecordSecrets;
 }

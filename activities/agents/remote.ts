@@ -1,4 +1,4 @@
-import { describeEgressFailure, egressRequest, EgressRefusedError } from '../egress';
+import { describeEgressFailure, EgressRefusedError, type Egress } from '../egress';
 
 /**
  * Calls to a push agent's service (GitHub, Argo CD, Terraform Cloud), classified as the job needs
@@ -26,24 +26,32 @@ export interface RemoteRequest {
 }
 
 /** A JSON request to `url`; answers the parsed body (undefined when empty). */
-export async function remoteJson<T>(service: string, url: string, request: RemoteRequest = {}): Promise<T> {
+export async function remoteJson<T>(
+  egress: Egress,
+  service: string,
+  url: string,
+  request: RemoteRequest = {},
+): Promise<T> {
   const method = request.method ?? 'GET';
   const what = `${service} ${method} ${new URL(url).pathname}`;
-  const response = await egressRequest(url, {
-    method,
-    headers: {
-      accept: 'application/json',
-      ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...request.headers,
-    },
-    body: request.body === undefined ? undefined : JSON.stringify(request.body),
-    timeoutMs: REQUEST_TIMEOUT_MS,
-    maxBytes: ANSWER_LIMIT,
-  }).catch((error: unknown) => {
-    // The policy's refusal is final: the agent's address will not change by retrying.
-    if (error instanceof EgressRefusedError) throw new RemoteRefusal(0, `${what} refused: ${error.message}`);
-    throw new Error(`${what} failed: ${describeEgressFailure(error)}`);
-  });
+  const response = await egress
+    .request(url, {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...request.headers,
+      },
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      maxBytes: ANSWER_LIMIT,
+    })
+    .catch((error: unknown) => {
+      // The policy's refusal is final: the agent's address will not change by retrying.
+      if (error instanceof EgressRefusedError)
+        throw new RemoteRefusal(0, `${what} refused: ${error.message}`);
+      throw new Error(`${what} failed: ${describeEgressFailure(error)}`);
+    });
   const text = response.text;
   if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
   const detail = remoteMessage(text);

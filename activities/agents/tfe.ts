@@ -11,6 +11,7 @@ import {
   type JobDispatcher,
 } from './dispatcher';
 import { dispatchRemote, lookAtRemote, moveJobQuietly } from './pushAgent';
+import type { Egress } from '../egress';
 import { RemoteRefusal, remoteJson, type RemoteRequest } from './remote';
 
 /** A Terraform run's status as a job status (TFE "run states"); everything not listed is still running. */
@@ -61,12 +62,13 @@ interface Resource<A> {
 
 class TfeApi {
   constructor(
+    private readonly egress: Egress,
     private readonly address: string,
     private readonly token: string,
   ) {}
 
   private call<T>(path: string, request: RemoteRequest = {}): Promise<T> {
-    return remoteJson<T>('Terraform Cloud', `${this.address}/api/v2${path}`, {
+    return remoteJson<T>(this.egress, 'Terraform Cloud', `${this.address}/api/v2${path}`, {
       ...request,
       headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/vnd.api+json' },
     });
@@ -151,7 +153,7 @@ class TfeApi {
   }
 }
 
-function targetFor(job: Job, secrets: DispatchDeps['secrets']) {
+function targetFor(job: Job, { secrets, egress }: DispatchDeps) {
   const config = agentConfigOf(TfeConfig, job, secrets);
   const token = typeof config.token === 'string' ? config.token : undefined;
   const missing = missingConfiguration('tfe', {
@@ -161,7 +163,7 @@ function targetFor(job: Job, secrets: DispatchDeps['secrets']) {
   });
   if (missing) return missing;
   return {
-    api: new TfeApi((config.address ?? TFE_ADDRESS).replace(/\/$/, ''), token!),
+    api: new TfeApi(egress, (config.address ?? TFE_ADDRESS).replace(/\/$/, ''), token!),
     organization: config.organization!,
     template: config.template!,
   };
@@ -189,8 +191,9 @@ function renderWorkspace(
  * sensitive), and a run started; the release workflow follows the run until it ends.
  */
 export const tfeDispatcher: JobDispatcher = {
-  async dispatch(job, { em, secrets }, step) {
-    const target = targetFor(job, secrets);
+  async dispatch(job, deps, step) {
+    const { em, secrets } = deps;
+    const target = targetFor(job, deps);
     if (typeof target === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', target);
     return dispatchRemote(em, job, async () => {
       const state = step?.state ?? {};
@@ -226,8 +229,9 @@ export const tfeDispatcher: JobDispatcher = {
     });
   },
 
-  follow(job, { em, secrets }) {
-    const target = targetFor(job, secrets);
+  follow(job, deps) {
+    const { em } = deps;
+    const target = targetFor(job, deps);
     if (typeof target === 'string' || !job.externalId) return Promise.resolve({ done: true });
     const runId = job.externalId;
     return lookAtRemote(em, job, async () => {

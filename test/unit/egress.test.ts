@@ -4,10 +4,10 @@ import {
   DEFAULT_EGRESS_POLICY,
   describeEgressFailure,
   egressEntryProblem,
-  egressRequest,
+  Egress,
   embeddedIPv4,
   EgressRefusedError,
-  useEgressPolicy,
+  type EgressPolicy,
 } from '../../activities/egress';
 
 /**
@@ -19,7 +19,9 @@ describe('egress policy', () => {
   let server: http.Server;
   let port: number;
   let hits = 0;
-  const request = (url: string) => egressRequest(url, { timeoutMs: 2_000, maxBytes: 1024 });
+  let egress = new Egress();
+  const usePolicy = (policy: EgressPolicy) => (egress = new Egress(policy));
+  const request = (url: string) => egress.request(url, { timeoutMs: 2_000, maxBytes: 1024 });
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -34,13 +36,10 @@ describe('egress policy', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
-  afterAll(() => {
-    useEgressPolicy(DEFAULT_EGRESS_POLICY);
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('refuses loopback, link-local, private and mapped addresses by default, before connecting', async () => {
-    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    usePolicy(DEFAULT_EGRESS_POLICY);
     for (const url of [
       `http://127.0.0.1:${port}/`,
       `http://localhost:${port}/`,
@@ -59,7 +58,7 @@ describe('egress policy', () => {
 
   // Issue 24 (9c): an IPv6 address that embeds an IPv4 address reaches that address.
   it('refuses IPv6 forms that embed a refused IPv4 address, and site-local and Teredo addresses', async () => {
-    useEgressPolicy(DEFAULT_EGRESS_POLICY);
+    usePolicy(DEFAULT_EGRESS_POLICY);
     for (const url of [
       `http://[::127.0.0.1]:${port}/`,
       `http://[0:0:0:0:0:ffff:7f00:1]:${port}/`,
@@ -87,17 +86,17 @@ describe('egress policy', () => {
   });
 
   it('judges each form on its own: allowing the IPv6 range does not allow the IPv4 address inside', async () => {
-    useEgressPolicy({ allow: ['2002::/16', '::/96'], deny: [] });
+    usePolicy({ allow: ['2002::/16', '::/96'], deny: [] });
     await expect(request(`http://[2002:7f00:1::1]:${port}/`)).rejects.toBeInstanceOf(EgressRefusedError);
     await expect(request(`http://[::127.0.0.1]:${port}/`)).rejects.toBeInstanceOf(EgressRefusedError);
-    useEgressPolicy({ allow: [], deny: ['203.0.113.0/24'] });
+    usePolicy({ allow: [], deny: ['203.0.113.0/24'] });
     await expect(request('http://[2002:cb00:7101::1]/')).rejects.toThrow(/denied by the egress policy/);
     await expect(request('http://[::ffff:203.0.113.1]/')).rejects.toThrow(/denied by the egress policy/);
     expect(hits).toBe(0);
   });
 
   it('lets configuration allow a range, deny a host over it, and never follows a redirect', async () => {
-    useEgressPolicy({ allow: ['127.0.0.0/8'], deny: ['localhost'] });
+    usePolicy({ allow: ['127.0.0.0/8'], deny: ['localhost'] });
     const answer = await request(`http://127.0.0.1:${port}/`);
     expect(answer).toMatchObject({ status: 200, ok: true });
     expect(answer.text).toHaveLength(1024);
@@ -113,7 +112,7 @@ describe('egress policy', () => {
     expect(egressEntryProblem('*.internal.example')).toBeUndefined();
     expect(egressEntryProblem('10.0.0.0/33')).toBeDefined();
     expect(egressEntryProblem('http://x')).toBeDefined();
-    useEgressPolicy({ allow: ['127.0.0.0/8'], deny: [] });
+    usePolicy({ allow: ['127.0.0.0/8'], deny: [] });
     const closed = await request('http://127.0.0.1:1/').catch((error: unknown) => error);
     expect(describeEgressFailure(closed)).toBe('the connection failed');
   });

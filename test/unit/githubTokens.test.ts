@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { installationToken } from '../../activities/agents/github/auth';
 import { RemoteRefusal } from '../../activities/agents/remote';
-import { DEFAULT_EGRESS_POLICY, useEgressPolicy } from '../../activities/egress';
+import { Egress } from '../../activities/egress';
 import { FakeGithub, INSTALLATION_TOKEN } from '../fakes/github';
 
 /**
@@ -19,28 +19,27 @@ describe('GitHub installation token cache', () => {
   const stranger = pair();
   let github: FakeGithub;
 
+  // The fake GitHub listens on loopback, which the egress policy must allow.
+  const egress = new Egress({ allow: ['127.0.0.1'], deny: [] });
+
   beforeAll(async () => {
-    useEgressPolicy({ allow: ['127.0.0.1'], deny: [] });
     github = await new FakeGithub({
       app: { appId: 77, installationId: 88, publicKey: app.publicKey },
     }).start();
   });
-  afterAll(() => {
-    useEgressPolicy(DEFAULT_EGRESS_POLICY);
-    return github.close();
-  });
+  afterAll(() => github.close());
 
   it('never hands one agent the token another agent bought for the same installation', async () => {
     const owner = { jobAgentId: 'agent-a', appId: 77, installationId: 88, privateKey: app.privateKey };
-    await expect(installationToken(github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
-    await expect(installationToken(github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
+    await expect(installationToken(egress, github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
+    await expect(installationToken(egress, github.url, owner)).resolves.toBe(INSTALLATION_TOKEN);
     expect(github.requestsTo('/access_tokens')).toHaveLength(1);
 
     const intruder = { ...owner, jobAgentId: 'agent-b', privateKey: stranger.privateKey };
-    await expect(installationToken(github.url, intruder)).rejects.toBeInstanceOf(RemoteRefusal);
+    await expect(installationToken(egress, github.url, intruder)).rejects.toBeInstanceOf(RemoteRefusal);
     // The same agent with another key is a cache miss too: GitHub decides again.
     await expect(
-      installationToken(github.url, { ...owner, privateKey: stranger.privateKey }),
+      installationToken(egress, github.url, { ...owner, privateKey: stranger.privateKey }),
     ).rejects.toBeInstanceOf(RemoteRefusal);
     expect(github.requestsTo('/access_tokens')).toHaveLength(3);
   });

@@ -8,7 +8,18 @@ import path from 'node:path';
  */
 const ROOT = path.join(__dirname, '..', '..');
 const OWNER = path.join('engine', 'jobMoves');
-const SOURCE_DIRS = ['api', 'activities', 'bench', 'cli', 'db', 'domain', 'engine', 'scripts', 'worker', 'workflows'];
+const SOURCE_DIRS = [
+  'api',
+  'activities',
+  'bench',
+  'cli',
+  'db',
+  'domain',
+  'engine',
+  'scripts',
+  'worker',
+  'workflows',
+];
 
 /** SQL that sets a job's status, and an ORM write of a job entity's status. */
 const RAW_STATUS_WRITES = [

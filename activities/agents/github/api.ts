@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { WorkflowRun } from '../../../domain/github';
 import { GITHUB_API_URL, type GithubAppConfig } from '../../../domain/jobAgents';
 import { missingConfiguration } from '../dispatcher';
+import type { Egress } from '../../egress';
 import { remoteJson, type RemoteRequest } from '../remote';
 import { GITHUB_HEADERS, installationToken, type GithubAppCredentials } from './auth';
 
@@ -46,12 +47,15 @@ export function githubTarget(
 
 /** The few GitHub Actions REST endpoints the workflow runner uses. */
 export class GithubActions {
-  constructor(private readonly target: GithubTarget) {}
+  constructor(
+    private readonly egress: Egress,
+    private readonly target: GithubTarget,
+  ) {}
 
   private async call<T>(path: string, request: RemoteRequest = {}): Promise<T> {
     const { auth, baseUrl } = this.target;
-    const token = 'token' in auth ? auth.token : await installationToken(baseUrl, auth);
-    return remoteJson<T>('GitHub', `${baseUrl}${path}`, {
+    const token = 'token' in auth ? auth.token : await installationToken(this.egress, baseUrl, auth);
+    return remoteJson<T>(this.egress, 'GitHub', `${baseUrl}${path}`, {
       ...request,
       headers: { authorization: `Bearer ${token}`, ...GITHUB_HEADERS },
     });

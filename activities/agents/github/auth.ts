@@ -1,4 +1,5 @@
 import { createHash, createSign } from 'node:crypto';
+import type { Egress } from '../../egress';
 import { remoteJson } from '../remote';
 
 /**
@@ -39,12 +40,17 @@ export interface GithubAppCredentials {
   privateKey: string;
 }
 
-export async function installationToken(baseUrl: string, app: GithubAppCredentials): Promise<string> {
+export async function installationToken(
+  egress: Egress,
+  baseUrl: string,
+  app: GithubAppCredentials,
+): Promise<string> {
   const keyHash = createHash('sha256').update(app.privateKey).digest('hex');
   const key = [app.jobAgentId, baseUrl, app.appId, app.installationId, keyHash].join('|');
   const cached = tokens.get(key);
   if (cached && cached.expiresAt - TOKEN_MARGIN_MS > Date.now()) return cached.token;
   const issued = await remoteJson<{ token: string; expires_at: string }>(
+    egress,
     'GitHub',
     `${baseUrl}/app/installations/${app.installationId}/access_tokens`,
     {

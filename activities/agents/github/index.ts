@@ -14,9 +14,9 @@ function runsSince(job: Job): Date {
   return new Date(job.createdAt.getTime() - REMOTE_CLOCK_SLACK_MS);
 }
 
-function actionsFor(job: Job, secrets: DispatchDeps['secrets']): GithubActions | string {
+function actionsFor(job: Job, { secrets, egress }: DispatchDeps): GithubActions | string {
   const target = githubTarget(job.jobAgentId!, agentConfigOf(GithubAppConfig, job, secrets));
-  return typeof target === 'string' ? target : new GithubActions(target);
+  return typeof target === 'string' ? target : new GithubActions(egress, target);
 }
 
 /**
@@ -25,8 +25,9 @@ function actionsFor(job: Job, secrets: DispatchDeps['secrets']): GithubActions |
  * until it completes; a `workflow_run` webhook can report sooner.
  */
 export const githubDispatcher: JobDispatcher = {
-  async dispatch(job, { em, secrets }) {
-    const actions = actionsFor(job, secrets);
+  async dispatch(job, deps) {
+    const { em } = deps;
+    const actions = actionsFor(job, deps);
     if (typeof actions === 'string') return endAtDispatch(em, job.id, 'invalid_job_agent', actions);
     // The inputs are ids and names, stored in the clear: nothing to open.
     const { inputs } = job.dispatchContext as { inputs: Parameters<typeof workflowInputs>[0] };
@@ -45,8 +46,9 @@ export const githubDispatcher: JobDispatcher = {
     });
   },
 
-  follow(job, { em, secrets }) {
-    const actions = actionsFor(job, secrets);
+  follow(job, deps) {
+    const { em } = deps;
+    const actions = actionsFor(job, deps);
     if (typeof actions === 'string') return Promise.resolve({ done: true });
     return lookAtRemote(em, job, async () => {
       if (isTerminalJobStatus(job.status)) {

@@ -1,3 +1,4 @@
+import { Egress } from '../../../activities/egress';
 import { createReleaseActivities } from '../../../activities/release';
 import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
@@ -28,6 +29,7 @@ describe('a dispatch retried after it committed', () => {
       orm: stack.orm,
       secrets: stack.secrets,
       rego: stack.rego,
+      egress: new Egress(),
     }).dispatchJob(job!.id);
     expect(retry).toEqual({ kind: 'scheduled', afterSeconds: 600, status: 'successful', message: null });
     const [after] = await api.jobs();
