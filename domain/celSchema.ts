@@ -17,12 +17,16 @@ export function undoExtraEncoding(scope: SelectorScope, value: unknown): unknown
   return checkSelector(scope, decoded) ? value : decoded;
 }
 
-/** A CEL expression field: refused at validation with the position of the error in its message. */
-export function celExpression(scope: SelectorScope) {
+/**
+ * A CEL expression field: refused at validation with the position of the error in its message. With
+ * `emptyIsNone`, "" is taken as no expression (where an answer shows "" for none, it can be sent back).
+ */
+export function celExpression(scope: SelectorScope, options: { emptyIsNone?: boolean } = {}) {
   return z
     .string()
     .max(MAX_SELECTOR_LENGTH)
     .superRefine((expression, ctx) => {
+      if (options.emptyIsNone && expression === '') return;
       const problem = checkSelector(scope, expression);
       if (problem) ctx.addIssue({ code: 'custom', message: `invalid CEL: ${describeProblem(problem)}` });
     });

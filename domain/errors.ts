@@ -15,6 +15,8 @@ export abstract class FlightdeckError extends Error {
   constructor(
     message: string,
     readonly issues: FieldIssue[] = [],
+    /** What a client reads besides the message, where Ctrlplane documents it (e.g. the slug that collided). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = new.target.name;
@@ -59,8 +61,13 @@ export class NotFoundError extends FlightdeckError {
 export class ConflictError extends FlightdeckError {
   readonly code: string;
 
-  constructor(message: string, code = 'conflict', issues: FieldIssue[] = []) {
-    super(message, issues);
+  constructor(
+    message: string,
+    code = 'conflict',
+    issues: FieldIssue[] = [],
+    details?: Record<string, unknown>,
+  ) {
+    super(message, issues, details);
     this.code = code;
   }
 }

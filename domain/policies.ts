@@ -256,12 +256,21 @@ export const RULE_KINDS = {
 
 export { ruleKind, type RuleKind };
 
-/** A rule as written: an optional id and exactly one kind. */
+/**
+ * A rule as written: an optional id and exactly one kind. `policyId` and `createdAt`, which a rule read back shows,
+ * are taken and ignored (Ctrlplane's upsert takes them too), so a policy read can be sent back as it is.
+ */
 export const PolicyRuleInput = z
   .strictObject({
     id: z.uuid().optional(),
+    policyId: z.string().max(100).optional(),
+    createdAt: z.string().max(100).optional(),
     ...Object.fromEntries(Object.entries(RULE_KINDS).map(([kind, schema]) => [kind, schema.optional()])),
-  } as { id: z.ZodOptional<z.ZodUUID> } & { [K in RuleKind]: z.ZodOptional<(typeof RULE_KINDS)[K]> })
+  } as {
+    id: z.ZodOptional<z.ZodUUID>;
+    policyId: z.ZodOptional<z.ZodString>;
+    createdAt: z.ZodOptional<z.ZodString>;
+  } & { [K in RuleKind]: z.ZodOptional<(typeof RULE_KINDS)[K]> })
   .superRefine((rule, ctx) => {
     const kinds = RULE_KIND_NAMES.filter((kind) => rule[kind] !== undefined);
     if (kinds.length !== 1) {
@@ -276,7 +285,8 @@ export const PolicyRuleInput = z
   });
 
 export type PolicyRuleInput = z.output<typeof PolicyRuleInput>;
-export type PolicyRule = PolicyRuleInput & { id: string };
+/** A rule as stored: its id, when it was first written (absent on rules written before that was kept), one kind. */
+export type PolicyRule = Omit<PolicyRuleInput, 'policyId'> & { id: string };
 
 /** The CEL selectors a policy holds, by the path of their field. */
 export function policySelectors(policy: {

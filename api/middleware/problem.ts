@@ -23,10 +23,14 @@ export interface Problem {
   title: string;
   status: number;
   detail: string;
+  /** The detail again, where Ctrlplane's clients read an error's text. */
+  message: string;
   code: string;
   instance?: string;
   requestId?: string;
   errors?: FieldIssue[];
+  /** Ctrlplane's `details` of an error that has them (a workflow's `DUPLICATE_SLUG`: `{slug, existingWorkflowId}`). */
+  details?: Record<string, unknown>;
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -67,14 +71,22 @@ const CODES: Record<number, string> = {
   503: 'unavailable',
 };
 
-export function problem(status: number, code: string, detail: string, errors?: FieldIssue[]): Problem {
+export function problem(
+  status: number,
+  code: string,
+  detail: string,
+  errors?: FieldIssue[],
+  details?: Record<string, unknown>,
+): Problem {
   return {
     type: `urn:flightdeck:problem:${code}`,
     title: TITLES[status] ?? 'Error',
     status,
     detail,
+    message: detail,
     code,
     ...(errors && errors.length > 0 ? { errors } : {}),
+    ...(details ? { details } : {}),
   };
 }
 
@@ -89,7 +101,10 @@ function toProblem(error: unknown): { problem: Problem; unexpected: boolean } {
   if (error instanceof FlightdeckError) {
     // A subclass (a SealedValueError is a ConflictError) answers as the class it refines.
     const status = [...STATUS_OF].find(([kind]) => error instanceof kind)?.[1] ?? 500;
-    return { problem: problem(status, error.code, error.message, error.issues), unexpected: status >= 500 };
+    return {
+      problem: problem(status, error.code, error.message, error.issues, error.details),
+      unexpected: status >= 500,
+    };
   }
   const http = (error ?? {}) as HttpLikeError;
   const status = Number(http.status ?? http.statusCode);

@@ -30,6 +30,7 @@ export const policyRoutes = [
     schema: PolicySchema,
     pageName: 'PolicyPage',
     creatable: true,
+    deleteAnswersRecord: true,
     duplicate:
       'Duplicate name; or a kept metric provider credential whose type or address changed (credential_destination_changed)',
     store: (stores) => stores.policies,

@@ -2,7 +2,7 @@ import type { AgentCaller } from '../../engine/jobMoves/pull';
 import { ForbiddenError } from '../../domain/errors';
 import { route, type AppContext } from '../route';
 import { pageResponse, pageOf } from '../schemas/common';
-import { JobParams, JobSchema, toJob } from '../schemas/job';
+import { JobParams, JobSchema, JobStatusAcceptedSchema, JobStatusBody, toJob } from '../schemas/job';
 import {
   AgentJobParams,
   AgentJobsParams,
@@ -27,6 +27,10 @@ export function agentCaller(ctx: AppContext): AgentCaller {
   return { workspaceId: principal.workspaceId, jobAgentId: principal.jobAgentId };
 }
 
+/**
+ * The agents' routes, the claim lifecycle's HTTP side: poll, claim, heartbeat, status report and requeue, and the
+ * legacy flow. Reads of jobs are in jobs.ts.
+ */
 export const pullRoutes = [
   route({
     method: 'get',
@@ -108,6 +112,38 @@ export const pullRoutes = [
           lease_seconds: lease.leaseSeconds,
         },
       };
+    },
+  }),
+  route({
+    method: 'put',
+    path: '/workspaces/{workspaceId}/jobs/{jobId}/status',
+    pull: true,
+    summary: "Report a job's status",
+    description:
+      'Records the status (and message and external id), sets completedAt once on a terminal status, and makes the ' +
+      "release evaluate again. Reporting the job's current status again is harmless; a move the job cannot make is 409.",
+    tags,
+    auth: 'apiKey',
+    params: JobParams,
+    body: JobStatusBody,
+    responses: {
+      202: { description: 'The job, as reported', schema: JobStatusAcceptedSchema },
+      409: { description: 'The job cannot move to that status, or a stale claim_id under enforceClaimId' },
+    },
+    async handle(ctx, { params, body }) {
+      const caller = agentCaller(ctx);
+      const job = await ctx.state.stores.jobs.reportStatus(
+        params.workspaceId,
+        caller.jobAgentId,
+        params.jobId,
+        {
+          status: body.status,
+          message: body.message,
+          externalId: body.externalId,
+          claimId: body.claim_id,
+        },
+      );
+      return { status: 202, body: { id: job.id, message: 'Job status recorded', job: toJob(job) } };
     },
   }),
   route({

@@ -28,7 +28,8 @@ export interface RecordStore<R> {
   upsert(workspaceId: string, id: string, input: never): Promise<Upserted<R>>;
   get(workspaceId: string, id: string): Promise<R>;
   list(workspaceId: string, page: PageRequest, matches?: (record: R) => boolean): Promise<Page<R>>;
-  delete(workspaceId: string, id: string): Promise<unknown>;
+  /** Answers the deleted record, or nothing. */
+  delete(workspaceId: string, id: string): Promise<R | void>;
 }
 
 export interface RecordRoutesSpec<R> {
@@ -53,6 +54,8 @@ export interface RecordRoutesSpec<R> {
   present: (stores: Stores, records: R[]) => Promise<unknown[]>;
   /** Offer `POST` on the collection (202 with the record). */
   creatable: boolean;
+  /** DELETE answers the deleted record as shown (Ctrlplane's policies), not `{id, message}`; its store returns it. */
+  deleteAnswersRecord?: boolean;
   /** A `cel` filter on the list, over this identifier. */
   filter?: { scope: SelectorScope; context: (record: R) => SelectorContext };
   duplicate?: string;
@@ -226,7 +229,7 @@ function putRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
 
 /** DELETE of one record. */
 function deleteRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
-  const { one, tags, idOf, noun } = kit;
+  const { one, tags, idOf, noun, show } = kit;
   return route({
     method: 'delete',
     path: one,
@@ -234,9 +237,16 @@ function deleteRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
     tags,
     auth: 'apiKey',
     params: spec.params,
-    responses: { 202: { description: 'Deleted', schema: AcceptedSchema } },
+    responses: {
+      202: spec.deleteAnswersRecord
+        ? { description: `The deleted ${spec.noun}`, schema: spec.schema }
+        : { description: 'Deleted', schema: AcceptedSchema },
+    },
     async handle(ctx, { params }) {
-      await spec.store(ctx.state.stores).delete(params.workspaceId as string, idOf(params));
+      const deleted = await spec.store(ctx.state.stores).delete(params.workspaceId as string, idOf(params));
+      if (spec.deleteAnswersRecord && deleted) {
+        return { status: 202, body: (await show(ctx.state.stores, deleted)) as object };
+      }
       return accepted(idOf(params), `${noun} deleted`);
     },
   });

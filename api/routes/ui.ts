@@ -1,9 +1,11 @@
 import Router from '@koa/router';
-import { NotFoundError, UnauthenticatedError } from '../../domain/errors';
+import { z } from 'zod';
+import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { isUuid } from '../../domain/uuid';
 import { authorize } from '../middleware/auth';
-import type { AppContext, AppState } from '../route';
+import { toFieldIssues, type AppContext, type AppState } from '../route';
+import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
 import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
@@ -23,6 +25,52 @@ const SECURITY_HEADERS = {
 export interface BoardLinks {
   /** The Temporal UI, for links to releases' workflows. */
   temporalUi?: { url: string; namespace: string };
+}
+
+/** Values a filter may list, at most. */
+const FILTER_VALUES = 100;
+
+/** One filter: a value, or the same parameter repeated (any of them); absent for all. */
+const filterValues = (one: z.ZodString) =>
+  z
+    .union([one, z.array(one).max(FILTER_VALUES)])
+    .transform((value) => (Array.isArray(value) ? value : [value]))
+    .optional();
+
+/** board.json's query: the page's URL carries the same parameters. */
+const BoardQuery = z.strictObject({
+  system: filterValues(Slug),
+  deployment: filterValues(Slug),
+  environment: filterValues(z.string().min(1).max(200)),
+  q: z.string().trim().max(100).optional(),
+});
+
+/** The board's filters from a query string; 400 (problem+json) for anything else. */
+function boardFilter(query: unknown) {
+  const parsed = BoardQuery.safeParse(query);
+  if (!parsed.success) {
+    throw new ValidationError('The board query is invalid', toFieldIssues(parsed.error, 'query'));
+  }
+  const { system, deployment, environment, q } = parsed.data;
+  return {
+    systems: system ?? [],
+    deployments: deployment ?? [],
+    environments: environment ?? [],
+    search: q || undefined,
+  };
+}
+
+/** The links the board's pages draw: to a job, an agent and a release's workflow. */
+function boardLinks(links: BoardLinks) {
+  const ui = links.temporalUi;
+  return {
+    job: '/ui/jobs/{jobId}',
+    agent: '/ui/job-agents/{jobAgentId}',
+    deployment: '/ui/deployments/{slug}',
+    releaseWorkflow: ui
+      ? `${ui.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(ui.namespace)}/workflows/release%2F{releaseId}`
+      : null,
+  };
 }
 
 /** A path id the board links to; anything else is not found. */
@@ -66,6 +114,8 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
   asset('/', 'text/html; charset=utf-8', BOARD_PAGE);
   asset('/board.css', 'text/css; charset=utf-8', BOARD_STYLE);
   asset('/board.js', 'text/javascript; charset=utf-8', BOARD_SCRIPT);
+  // A deployment's page: the same page, whose script reads the deployment's board.
+  asset('/deployments/:slug', 'text/html; charset=utf-8', BOARD_PAGE);
 
   router.post('/session', async (ctx) => {
     const apiKey = (ctx.request as { body?: { apiKey?: unknown } }).body?.apiKey;
@@ -97,20 +147,17 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
 
   router.get('/board.json', async (ctx) => {
     const workspaceId = await signedIn(ctx);
-    const board = await ctx.state.stores.rolloutBoard.board(workspaceId);
-    const ui = links.temporalUi;
+    const board = await ctx.state.stores.rolloutBoard.board(workspaceId, boardFilter(ctx.query));
     ctx.set(SECURITY_HEADERS);
-    ctx.body = {
-      workspaceId,
-      ...board,
-      links: {
-        job: '/ui/jobs/{jobId}',
-        agent: '/ui/job-agents/{jobAgentId}',
-        releaseWorkflow: ui
-          ? `${ui.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(ui.namespace)}/workflows/release%2F{releaseId}`
-          : null,
-      },
-    };
+    ctx.body = { workspaceId, ...board, links: boardLinks(links) };
+  });
+  router.get('/deployments/:slug/board.json', async (ctx) => {
+    const workspaceId = await signedIn(ctx);
+    const slug = Slug.safeParse(ctx.params.slug);
+    if (!slug.success) throw new NotFoundError('deployment', (ctx.params.slug ?? '').slice(0, 100));
+    const page = await ctx.state.stores.rolloutBoard.deployment(workspaceId, slug.data);
+    ctx.set(SECURITY_HEADERS);
+    ctx.body = { workspaceId, ...page, links: boardLinks(links) };
   });
   router.get('/jobs/:jobId', async (ctx) => {
     const workspaceId = await signedIn(ctx);

@@ -29,8 +29,8 @@ export const versionRoutes = [
       409: { description: 'The tag exists for this deployment' },
     },
     async handle(ctx, { params, body }) {
-      const version = await ctx.state.stores.versions.create(params.workspaceId, params.deploymentId, body);
-      return { status: 200, body: toDeploymentVersion(version) };
+      const created = await ctx.state.stores.versions.create(params.workspaceId, params.deploymentId, body);
+      return { status: 200, body: toDeploymentVersion(created) };
     },
   }),
   route({
@@ -64,8 +64,8 @@ export const versionRoutes = [
     params: VersionParams,
     responses: { 200: { description: 'The version', schema: DeploymentVersionSchema } },
     async handle(ctx, { params }) {
-      const version = await ctx.state.stores.versions.get(params.workspaceId, params.deploymentVersionId);
-      return { status: 200, body: toDeploymentVersion(version) };
+      const found = await ctx.state.stores.versions.get(params.workspaceId, params.deploymentVersionId);
+      return { status: 200, body: toDeploymentVersion(found) };
     },
   }),
   route({
@@ -84,12 +84,12 @@ export const versionRoutes = [
       409: { description: 'A status move that is not allowed, or a duplicate tag' },
     },
     async handle(ctx, { params, body }) {
-      const version = await ctx.state.stores.versions.update(
+      const updated = await ctx.state.stores.versions.update(
         params.workspaceId,
         params.deploymentVersionId,
         body,
       );
-      return { status: 202, body: toDeploymentVersion(version) };
+      return { status: 202, body: toDeploymentVersion(updated) };
     },
   }),
 ];

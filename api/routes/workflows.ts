@@ -13,6 +13,10 @@ import {
 
 const tags = ['Workflows'];
 const one = '/workspaces/{workspaceId}/workflows/{workflowId}';
+const duplicateSlug = {
+  description:
+    'Another workflow has the slug: code `DUPLICATE_SLUG`, `details` `{slug, existingWorkflowId}` (Ctrlplane’s)',
+};
 
 /**
  * Ctrlplane's workflows: named, typed templates of jobs, run on demand. A run answers with its
@@ -43,7 +47,7 @@ export const workflowRoutes = [
     auth: 'apiKey',
     params: WorkspaceParams,
     body: WorkflowBody,
-    responses: { 201: { description: 'The workflow', schema: WorkflowSchema } },
+    responses: { 201: { description: 'The workflow', schema: WorkflowSchema }, 409: duplicateSlug },
     async handle(ctx, { params, body }) {
       return {
         status: 201,
@@ -108,7 +112,7 @@ export const workflowRoutes = [
     auth: 'apiKey',
     params: WorkflowParams,
     body: WorkflowBody,
-    responses: { 202: { description: 'The workflow', schema: WorkflowSchema } },
+    responses: { 202: { description: 'The workflow', schema: WorkflowSchema }, 409: duplicateSlug },
     async handle(ctx, { params, body }) {
       const workflow = await ctx.state.stores.workflows.update(params.workspaceId, params.workflowId, body);
       return { status: 202, body: toWorkflow(workflow) };

@@ -9,6 +9,7 @@ export const ProblemSchema = z
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
+    message: z.string().openapi({ description: 'The detail again, where Ctrlplane’s clients read it' }),
     code: z.string().openapi({ description: 'Stable, machine-readable error code' }),
     instance: z.string().optional(),
     requestId: z.string().optional(),
@@ -16,6 +17,10 @@ export const ProblemSchema = z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
       .openapi({ description: 'One entry per invalid field, with its path' }),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: 'What an error carries besides its text, where Ctrlplane documents it' }),
   })
   .openapi('Problem', { description: 'RFC 9457 problem details' });
 

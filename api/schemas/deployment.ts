@@ -38,8 +38,9 @@ export const DeploymentSchema = z
       .optional()
       .openapi({ description: 'Absent: any resource of its environments' }),
     jobAgents: z.array(JobAgentEntrySchema),
-    jobAgentSelector: z.string().nullable().openapi({
-      description: 'CEL over `jobAgent`: each matching agent runs a job (when `jobAgents` is empty)',
+    jobAgentSelector: z.string().openapi({
+      description:
+        'CEL over `jobAgent`: each matching agent runs a job (when `jobAgents` is empty); "" when it has none',
     }),
     jobAgentConfig: JsonObjectSchema.openapi({ description: 'The configuration the selected agents get' }),
     metadata: MetadataSchema,
@@ -66,26 +67,31 @@ export const DeploymentBody = z
     }),
     jobAgents: z.array(JobAgentEntrySchema).max(50).optional(),
     jobAgent: z.object({ ref: z.string().min(1).max(200) }).optional(),
-    jobAgentSelector: celExpression('jobAgent').nullish(),
+    jobAgentSelector: celExpression('jobAgent', { emptyIsNone: true })
+      .nullish()
+      .openapi({ description: 'CEL over `jobAgent`; "" or null: none (the agents are `jobAgents`)' }),
     jobAgentConfig: JsonObjectSchema.optional(),
     metadata: MetadataSchema.optional(),
   })
   .superRefine((body, ctx) => {
-    if (body.jobAgents && (body.jobAgent || body.jobAgentConfig)) {
+    // A deployment read back and sent again carries `jobAgentConfig: {}` and `jobAgentSelector: ""` beside its
+    // `jobAgents`, or `jobAgents: []` beside its selector: empty values say nothing, so they clash with nothing.
+    const givesConfig = body.jobAgentConfig !== undefined && Object.keys(body.jobAgentConfig).length > 0;
+    if (body.jobAgents && (body.jobAgent || givesConfig)) {
       ctx.addIssue({
         code: 'custom',
         path: ['jobAgent'],
         message: 'use either jobAgents or jobAgent with jobAgentConfig',
       });
     }
-    if (body.jobAgentSelector && (body.jobAgents || body.jobAgent)) {
+    if (body.jobAgentSelector && (body.jobAgents?.length || body.jobAgent)) {
       ctx.addIssue({
         code: 'custom',
         path: ['jobAgentSelector'],
         message: 'use either jobAgentSelector or jobAgents (or jobAgent)',
       });
     }
-    if (body.jobAgentConfig && !body.jobAgent && !body.jobAgentSelector) {
+    if (givesConfig && !body.jobAgent && !body.jobAgentSelector) {
       ctx.addIssue({
         code: 'custom',
         path: ['jobAgentConfig'],
@@ -116,7 +122,7 @@ export function toDeployment(deployment: Deployment, systemIds: string[]): z.inf
     ...ifPresent('description', deployment.description),
     ...ifPresent('resourceSelector', deployment.resourceSelector),
     jobAgents: deployment.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
-    jobAgentSelector: deployment.jobAgentSelector ?? null,
+    jobAgentSelector: deployment.jobAgentSelector ?? '',
     jobAgentConfig: redactConfig(deployment.jobAgentConfig ?? {}),
     metadata: deployment.metadata,
     systemIds,

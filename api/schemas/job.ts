@@ -75,9 +75,15 @@ export const JobSchema = z
   })
   .openapi('Job');
 
+/** A release target's latest job: the job and its verifications side by side. */
 export const JobWithVerificationsSchema = z
   .object({ job: JobSchema, verifications: z.array(VerificationSchema) })
   .openapi('JobWithVerifications');
+
+/** A job read by id: Ctrlplane's `Job`, its fields at the top level, with its verifications beside them. */
+export const JobDetailSchema = JobSchema.extend({ verifications: z.array(VerificationSchema) }).openapi(
+  'JobDetail',
+);
 
 /** The answer to a status report: Ctrlplane's `{id, message}`, and the job as it now is. */
 export const JobStatusAcceptedSchema = z

@@ -29,7 +29,15 @@ export const PolicySchema = z
     priority: z.number().int(),
     enabled: z.boolean(),
     metadata: MetadataSchema,
-    rules: z.array(z.object({ id: z.uuid() }).catchall(z.unknown())),
+    rules: z.array(
+      z
+        .object({
+          id: z.uuid(),
+          policyId: z.uuid(),
+          createdAt: Timestamp.openapi({ description: 'When a rule with this id was first written' }),
+        })
+        .catchall(z.unknown()),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     selectorWarnings: SelectorWarningsSchema.optional(),
@@ -63,7 +71,12 @@ export function toPolicy(policy: Policy): z.infer<typeof PolicySchema> {
     priority: policy.priority,
     enabled: policy.enabled,
     metadata: policy.metadata,
-    rules: redactProbeHeaders(policy.rules),
+    rules: redactProbeHeaders(policy.rules).map(({ id, createdAt, ...rule }) => ({
+      id,
+      policyId: policy.id,
+      createdAt: createdAt ?? iso(policy.createdAt),
+      ...rule,
+    })),
     createdAt: iso(policy.createdAt),
     updatedAt: iso(policy.updatedAt),
   };

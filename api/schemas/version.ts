@@ -1,4 +1,4 @@
-import type { DeploymentVersion } from '../../db/entities';
+import type { VersionWithDependencies } from '../../db/stores/versionDependencies';
 import { redactConfig } from '../../db/sensitiveValues';
 import { ROLLOUT_STATUSES, VERSION_STATUSES } from '../../domain/versionStatus';
 import { celExpression } from '../../domain/celSchema';
@@ -30,6 +30,10 @@ export const DeploymentVersionSchema = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     rollout: RolloutSchema.nullable(),
+    dependencies: z.record(z.uuid(), z.object({ versionSelector: z.string() })).openapi({
+      description:
+        'Dependency deployment id → the selector its current version on the same resource must match; {} for none',
+    }),
   })
   .openapi('DeploymentVersion');
 
@@ -87,7 +91,10 @@ export const VersionListQuery = pageQuery().extend({
 
 export const VersionParams = z.object({ workspaceId: z.uuid(), deploymentVersionId: z.uuid() });
 
-export function toDeploymentVersion(version: DeploymentVersion): z.infer<typeof DeploymentVersionSchema> {
+export function toDeploymentVersion({
+  version,
+  dependencies,
+}: VersionWithDependencies): z.infer<typeof DeploymentVersionSchema> {
   return {
     id: version.id,
     deploymentId: version.deploymentId,
@@ -106,5 +113,6 @@ export function toDeploymentVersion(version: DeploymentVersion): z.infer<typeof 
           completedAt: isoOrNull(version.rolloutCompletedAt),
         }
       : null,
+    dependencies,
   };
 }

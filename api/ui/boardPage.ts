@@ -1,8 +1,10 @@
 /**
  * The rollout board's one page: markup, style and script of our own, served by the API (no CDN,
  * no framework). The script signs in with an API key (the API keeps it in an HttpOnly cookie),
- * then reads /ui/board.json every two seconds and redraws the deployment × environment matrix.
- * Everything shown is inserted as text, never as markup.
+ * then reads /ui/board.json every two seconds and redraws the deployment × environment matrix,
+ * narrowed by the filters and search the page's URL carries; at /ui/deployments/{slug} it draws
+ * that deployment's page from /ui/deployments/{slug}/board.json instead. Everything shown is
+ * inserted as text, never as markup.
  */
 export const BOARD_PAGE = `<!doctype html>
 <html lang="en">
@@ -13,7 +15,7 @@ export const BOARD_PAGE = `<!doctype html>
 <link rel="stylesheet" href="/ui/board.css">
 </head>
 <body>
-<header><h1>Flightdeck</h1><span id="status"></span><button id="signout" hidden>Sign out</button></header>
+<header><h1><a href="/ui/">Flightdeck</a></h1><span id="status"></span><button id="signout" hidden>Sign out</button></header>
 <main>
   <form id="signin" hidden>
     <h2>Sign in</h2>
@@ -22,8 +24,28 @@ export const BOARD_PAGE = `<!doctype html>
     <p id="signin-error" role="alert"></p>
   </form>
   <section id="board" hidden>
+    <form id="filters">
+      <label>System <select id="f-system" name="system" multiple size="4"></select></label>
+      <label>Deployment <select id="f-deployment" name="deployment" multiple size="4"></select></label>
+      <label>Environment <select id="f-environment" name="environment" multiple size="4"></select></label>
+      <label>Search <input id="q" name="q" type="search" maxlength="100" placeholder="deployment or environment"></label>
+      <button id="clear" type="button">Clear</button>
+      <p id="shown"></p>
+    </form>
+    <p id="board-error" role="alert"></p>
     <div id="versions"></div>
     <table id="matrix"></table>
+  </section>
+  <section id="deployment" hidden>
+    <p><a href="/ui/">← all deployments</a></p>
+    <h2 id="d-title"></h2>
+    <p id="d-summary"></p>
+    <h3>Versions</h3>
+    <table id="d-versions"></table>
+    <h3>Targets by environment and state</h3>
+    <table id="d-environments"></table>
+    <h3>Recent releases</h3>
+    <table id="d-releases"></table>
   </section>
 </main>
 <script src="/ui/board.js"></script>
@@ -35,24 +57,30 @@ export const BOARD_STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2430; background: #f6f7f9; }
 header { display: flex; align-items: center; gap: 1rem; padding: .6rem 1.2rem; background: #1d2430; color: #fff; }
 header h1 { font-size: 1.1rem; margin: 0; }
+header h1 a { color: inherit; text-decoration: none; }
 #status { flex: 1; opacity: .8; }
 main { padding: 1.2rem; }
 form#signin { max-width: 22rem; background: #fff; padding: 1.2rem; border-radius: 6px; box-shadow: 0 1px 3px #0002; }
 form#signin input { display: block; width: 100%; margin: .4rem 0 .8rem; padding: .4rem; box-sizing: border-box; }
-#signin-error { color: #b3261e; }
+#signin-error, #board-error { color: #b3261e; }
+form#filters { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .8rem; margin-bottom: 1rem; }
+form#filters label { display: flex; flex-direction: column; gap: .2rem; font-weight: 600; }
+form#filters select { min-width: 12rem; font-weight: normal; }
+form#filters input { padding: .3rem; min-width: 14rem; font-weight: normal; }
+#shown { color: #5a6472; margin: 0; }
 #versions { display: flex; flex-wrap: wrap; gap: .6rem; margin-bottom: 1rem; }
 .version { background: #fff; border-radius: 6px; padding: .5rem .8rem; box-shadow: 0 1px 3px #0002; }
 .bar { height: 6px; background: #e3e6ea; border-radius: 3px; margin-top: .3rem; overflow: hidden; }
 .bar > div { height: 100%; background: #2e7d32; }
-table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 3px #0002; }
+table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 3px #0002; margin-bottom: 1rem; }
 th, td { border: 1px solid #e3e6ea; padding: .5rem .7rem; vertical-align: top; text-align: left; }
 th { background: #eef1f4; }
-.cell .tags { font-weight: 600; }
-.cell .counts span { display: inline-block; margin-right: .4rem; padding: 0 .35rem; border-radius: 3px; background: #eef1f4; }
-.cell .counts .succeeded { background: #d7f0da; } .cell .counts .running { background: #dbe8fb; }
-.cell .counts .pending { background: #fdf1cf; } .cell .counts .failed { background: #f9d9d6; }
-.cell .waiting { color: #7a5900; margin: .3rem 0 0; padding-left: 1rem; }
-.cell .jobs { margin: .3rem 0 0; padding-left: 1rem; }
+.cell .on { font-weight: 600; }
+.counts span { display: inline-block; margin-right: .4rem; padding: 0 .35rem; border-radius: 3px; background: #eef1f4; }
+.counts .succeeded { background: #d7f0da; } .counts .running { background: #dbe8fb; }
+.counts .pending { background: #fdf1cf; } .counts .failed { background: #f9d9d6; }
+.waiting { color: #7a5900; margin: .3rem 0 0; padding-left: 1rem; }
+.jobs { margin: .3rem 0 0; padding-left: 1rem; }
 .empty { color: #8a93a0; }
 `;
 
@@ -65,90 +93,222 @@ export const BOARD_SCRIPT = `
     for (const child of children) node.append(child);
     return node;
   };
+  const number = (n) => n.toLocaleString('en-US');
+  const FILTERS = ['system', 'deployment', 'environment'];
+  // A deployment's page (/ui/deployments/{slug}) reads that deployment's board.
+  const deploymentPath = location.pathname.startsWith('/ui/deployments/') ? location.pathname.replace(/[/]+$/, '') : null;
   let timer;
+  let choicesDrawn = '';
 
   function showSignIn(message) {
     clearTimeout(timer);
     $('board').hidden = true;
+    $('deployment').hidden = true;
     $('signout').hidden = true;
     $('signin').hidden = false;
     $('signin-error').textContent = message || '';
     $('status').textContent = '';
   }
 
-  function cellOf(board, deployment, environment) {
-    const cell = board.cells.find((c) => c.deploymentId === deployment.id && c.environmentId === environment.id);
-    if (!cell) return el('td', { class: 'empty' }, '—');
-    const tags = (list) => list.map((v) => v.tag + ' (' + v.targets + ')').join(', ') || '—';
-    const td = el('td', { class: 'cell', 'data-deployment': deployment.slug, 'data-environment': environment.name });
-    td.append(el('div', { class: 'tags' }, 'current: ' + tags(cell.current)));
-    td.append(el('div', {}, 'desired: ' + tags(cell.desired)));
+  // What happened on targets: "on 1.4.0: 812 of 1,000" counts the targets whose current release
+  // (its job succeeded) deploys that version, of all the targets.
+  const onLabel = (tag, n, of) => 'on ' + tag + ': ' + number(n) + ' of ' + number(of);
+
+  function versionLines(cell) {
+    const lines = cell.current.map((v) => el('div', { class: 'on' }, onLabel(v.tag, v.targets, cell.targets)));
+    const running = cell.current.reduce((n, v) => n + v.targets, 0);
+    if (running < cell.targets)
+      lines.push(el('div', { class: 'on' }, 'no version yet: ' + number(cell.targets - running) + ' of ' + number(cell.targets)));
+    for (const v of cell.desired) {
+      const on = cell.current.find((c) => c.tag === v.tag);
+      if (!on || on.targets < v.targets) lines.push(el('div', {}, 'headed to ' + v.tag + ': ' + number(v.targets - (on ? on.targets : 0))));
+    }
+    return lines;
+  }
+
+  function stateCounts(states) {
     const counts = el('div', { class: 'counts' });
-    for (const [state, n] of Object.entries(cell.states)) counts.append(el('span', { class: state }, state + ' ' + n));
-    td.append(counts);
-    if (cell.waiting.length) {
-      const list = el('ul', { class: 'waiting' });
-      for (const w of cell.waiting) list.append(el('li', {}, w.reason + (w.releases > 1 ? ' ×' + w.releases : '')));
-      td.append(list);
+    for (const [state, n] of Object.entries(states)) counts.append(el('span', { class: state }, state + ' ' + number(n)));
+    return counts;
+  }
+
+  function waitingList(waiting) {
+    const list = el('ul', { class: 'waiting' });
+    for (const w of waiting) list.append(el('li', {}, w.reason + (w.releases > 1 ? ' ×' + w.releases : '')));
+    return list;
+  }
+
+  function workflowLink(links, releaseId) {
+    return links.releaseWorkflow ? el('a', { href: links.releaseWorkflow.replace('{releaseId}', releaseId) }, 'workflow') : '';
+  }
+
+  function jobList(links, jobs) {
+    const list = el('ul', { class: 'jobs' });
+    for (const job of jobs) {
+      const item = el('li', {});
+      // Ids are time-ordered (UUIDv7): their end tells jobs of one rollout apart.
+      item.append(el('a', { href: links.job.replace('{jobId}', job.id) }, 'job …' + job.id.slice(-8)));
+      item.append(' ' + job.status + ' on ');
+      if (job.agent) item.append(el('a', { href: links.agent.replace('{jobAgentId}', job.agent.id) }, job.agent.name));
+      else item.append('—');
+      item.append(' (' + job.resource + ') ');
+      item.append(workflowLink(links, job.releaseId));
+      list.append(item);
     }
-    if (cell.activeJobs.length) {
-      const list = el('ul', { class: 'jobs' });
-      for (const job of cell.activeJobs) {
-        const item = el('li', {});
-        // Ids are time-ordered (UUIDv7): their end tells jobs of one rollout apart.
-        item.append(el('a', { href: board.links.job.replace('{jobId}', job.id) }, 'job …' + job.id.slice(-8)));
-        item.append(' ' + job.status + ' on ');
-        if (job.agent) item.append(el('a', { href: board.links.agent.replace('{jobAgentId}', job.agent.id) }, job.agent.name));
-        else item.append('—');
-        item.append(' (' + job.resource + ') ');
-        if (board.links.releaseWorkflow)
-          item.append(el('a', { href: board.links.releaseWorkflow.replace('{releaseId}', job.releaseId) }, 'workflow'));
-        list.append(item);
-      }
-      td.append(list);
-    }
+    return list;
+  }
+
+  function cellOf(board, cells, deployment, environment) {
+    const cell = cells.get(deployment.id + '/' + environment.id);
+    if (!cell) return el('td', { class: 'empty' }, '—');
+    const td = el('td', { class: 'cell', 'data-deployment': deployment.slug, 'data-environment': environment.name });
+    td.append(...versionLines(cell), stateCounts(cell.states));
+    if (cell.waiting.length) td.append(waitingList(cell.waiting));
+    if (cell.activeJobs.length) td.append(jobList(board.links, cell.activeJobs));
     return td;
   }
 
-  function draw(board) {
-    $('signin').hidden = true;
-    $('board').hidden = false;
-    $('signout').hidden = false;
-    $('status').textContent = 'workspace ' + board.workspaceId + ' · updated ' + new Date().toLocaleTimeString();
+  const deploymentLink = (board, d) => el('a', { href: board.links.deployment.replace('{slug}', encodeURIComponent(d.slug)) }, d.name);
+
+  function drawChoices(board, params) {
+    const drawn = JSON.stringify(board.choices);
+    if (drawn !== choicesDrawn) {
+      choicesDrawn = drawn;
+      const options = (id, rows, value) =>
+        $(id).replaceChildren(...rows.map((row) => el('option', { value: value(row) }, row.name)));
+      options('f-system', board.choices.systems, (s) => s.slug);
+      options('f-deployment', board.choices.deployments, (d) => d.slug);
+      options('f-environment', board.choices.environments, (e) => e.name);
+    }
+    for (const name of FILTERS) {
+      const chosen = params.getAll(name);
+      for (const option of $('f-' + name).options) option.selected = chosen.includes(option.value);
+    }
+    if (document.activeElement !== $('q')) $('q').value = params.get('q') || '';
+  }
+
+  function drawVersions(board) {
     const versions = $('versions');
     versions.replaceChildren();
     for (const d of board.deployments) {
       const v = d.latestVersion;
-      const total = board.cells.filter((c) => c.deploymentId === d.id).reduce((n, c) => n + c.targets, 0);
-      const card = el('div', { class: 'version' }, d.name + ': ' + (v ? v.tag + ' ' + (v.rolloutStatus || '') : 'no ready version'));
-      if (v) {
-        const done = total ? Math.min(100, Math.round((100 * v.releaseCount) / total)) : 0;
-        const bar = el('div', { class: 'bar', title: v.releaseCount + ' of ' + total + ' targets' }, el('div', { style: 'width:' + done + '%' }));
-        card.append(bar);
+      const card = el('div', { class: 'version', 'data-deployment': d.slug }, deploymentLink(board, d), ' ' + (v ? v.tag : ''));
+      if (!v) card.append(el('div', {}, 'no ready version'));
+      else {
+        card.append(el('div', { class: 'on' }, onLabel(v.tag, v.onTargets, d.targets)));
+        const done = d.targets ? Math.round((100 * v.onTargets) / d.targets) : 0;
+        card.append(el('div', { class: 'bar', title: onLabel(v.tag, v.onTargets, d.targets) }, el('div', { style: 'width:' + done + '%' })));
       }
       versions.append(card);
     }
+  }
+
+  function draw(board, params) {
+    $('board').hidden = false;
+    $('status').textContent = 'workspace ' + board.workspaceId + ' · updated ' + new Date().toLocaleTimeString();
+    drawChoices(board, params);
+    $('shown').textContent =
+      board.deployments.length + ' of ' + board.choices.deployments.length + ' deployments × ' +
+      board.environments.length + ' of ' + board.choices.environments.length + ' environments';
+    const cells = new Map(board.cells.map((c) => [c.deploymentId + '/' + c.environmentId, c]));
+    drawVersions(board);
     const matrix = $('matrix');
     matrix.replaceChildren();
     const head = el('tr', {}, el('th', {}, 'deployment \\\\ environment'));
     for (const e of board.environments) head.append(el('th', {}, e.name));
     matrix.append(head);
     for (const d of board.deployments) {
-      const row = el('tr', {}, el('th', {}, d.name));
-      for (const e of board.environments) row.append(cellOf(board, d, e));
+      const row = el('tr', {}, el('th', {}, deploymentLink(board, d)));
+      for (const e of board.environments) row.append(cellOf(board, cells, d, e));
       matrix.append(row);
     }
   }
 
+  function table(id, headings, rows) {
+    $(id).replaceChildren(el('tr', {}, ...headings.map((h) => el('th', {}, h))), ...rows);
+  }
+
+  function drawDeployment(page) {
+    $('deployment').hidden = false;
+    $('status').textContent = 'workspace ' + page.workspaceId + ' · updated ' + new Date().toLocaleTimeString();
+    const d = page.deployment;
+    document.title = d.name + ' · Flightdeck';
+    $('d-title').textContent = d.name + ' (' + d.slug + ')';
+    $('d-summary').textContent =
+      number(page.targets) + ' targets' + (d.systems.length ? ' · systems: ' + d.systems.join(', ') : '') + (d.description ? ' · ' + d.description : '');
+    table('d-versions', ['version', 'status', 'created', 'targets', 'releases'],
+      page.versions.map((v) =>
+        el('tr', { 'data-version': v.tag }, el('td', {}, v.tag), el('td', {}, v.status),
+          el('td', {}, new Date(v.createdAt).toLocaleString()), el('td', { class: 'on' }, onLabel(v.tag, v.onTargets, page.targets)),
+          el('td', {}, stateCounts(v.releases)))));
+    table('d-environments', ['environment', 'versions', 'targets by state', 'waiting'],
+      page.environments.map((e) => {
+        const cell = el('td', { class: 'cell' }, ...versionLines(e));
+        return el('tr', { 'data-environment': e.name }, el('td', {}, e.name), cell, el('td', {}, stateCounts(e.states)),
+          el('td', {}, e.waiting.length ? waitingList(e.waiting) : ''));
+      }));
+    table('d-releases', ['created', 'version', 'environment', 'resource', 'phase', 'reason', ''],
+      page.recentReleases.map((r) =>
+        el('tr', { 'data-release': r.id }, el('td', {}, new Date(r.createdAt).toLocaleString()), el('td', {}, r.tag),
+          el('td', {}, r.environment), el('td', {}, r.resource), el('td', {}, r.phase), el('td', {}, r.phaseReason || ''),
+          el('td', {}, workflowLink(page.links, r.id)))));
+  }
+
   const AGENT_KEY = 'That key belongs to a job agent; sign in with a workspace API key.';
 
+  // Each refresh draws only if no later one started meanwhile (a filter changed while it read).
+  let generation = 0;
   async function refresh() {
-    const response = await fetch('/ui/board.json', { credentials: 'same-origin' });
+    clearTimeout(timer);
+    const mine = ++generation;
+    const params = new URLSearchParams(location.search);
+    const url = deploymentPath ? deploymentPath + '/board.json' : '/ui/board.json?' + params;
+    const response = await fetch(url, { credentials: 'same-origin' });
+    if (mine !== generation) return;
     if (response.status === 401) return showSignIn();
     if (response.status === 403) return showSignIn(AGENT_KEY);
-    if (response.ok) draw(await response.json());
+    $('signin').hidden = true;
+    $('signout').hidden = false;
+    $('board-error').textContent = '';
+    if (response.ok) {
+      const body = await response.json();
+      if (mine !== generation) return;
+      if (deploymentPath) drawDeployment(body);
+      else draw(body, params);
+    } else {
+      const problem = await response.json().catch(() => ({}));
+      $(deploymentPath ? 'deployment' : 'board').hidden = false;
+      $(deploymentPath ? 'd-title' : 'board-error').textContent = problem.detail || 'The board answered ' + response.status;
+    }
     timer = setTimeout(refresh, 2000);
   }
+
+  // The filters live in the page's URL: a filtered board can be shared, reloaded and gone back to.
+  function applyFilters() {
+    const params = new URLSearchParams();
+    for (const name of FILTERS) for (const option of $('f-' + name).selectedOptions) params.append(name, option.value);
+    const q = $('q').value.trim();
+    if (q) params.set('q', q);
+    const query = params.toString();
+    history.replaceState(null, '', '/ui/' + (query ? '?' + query : ''));
+    refresh();
+  }
+
+  let typing;
+  for (const name of FILTERS) $('f-' + name).addEventListener('change', applyFilters);
+  $('q').addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(applyFilters, 250);
+  });
+  $('filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    applyFilters();
+  });
+  $('clear').addEventListener('click', () => {
+    for (const name of FILTERS) for (const option of $('f-' + name).options) option.selected = false;
+    $('q').value = '';
+    applyFilters();
+  });
 
   $('signin').addEventListener('submit', async (event) => {
     event.preventDefault();

@@ -364,12 +364,17 @@ class Applier {
     return [this.change(document, action, changed)];
   }
 
-  /** Rules read back with ids the file does not give; they are compared without them. */
+  /**
+   * Rules read back with what the file does not give (their `id`, `policyId` and `createdAt`, which the API
+   * keeps itself); they are compared, and sent back, without them.
+   */
   private async policy(document: Extract<Desired, { type: 'Policy' }>): Promise<Change[]> {
     const current = this.byField(this.remote.policies, 'name', document.key);
     const comparable = current && {
       ...current,
-      rules: (current.rules as Record<string, unknown>[]).map(({ id: _id, ...rule }) => rule),
+      rules: (current.rules as Record<string, unknown>[]).map(
+        ({ id: _id, policyId: _policyId, createdAt: _createdAt, ...rule }) => rule,
+      ),
     };
     const result = await this.upsert('/policies', comparable, BODY_KEYS.Policy, document.body);
     return [this.change(document, result.action, result.fields)];

@@ -118,6 +118,15 @@ export class JobStore {
     return changeJobStatus(this.em, { workspaceId, jobAgentId }, id, change);
   }
 
+  /** A job and its verifications, oldest first. */
+  async withVerifications(
+    workspaceId: string,
+    id: string,
+  ): Promise<{ job: Job; verifications: JobVerification[] }> {
+    const job = await this.get(workspaceId, id);
+    return { job, verifications: (await this.verifications([id])).get(id)! };
+  }
+
   async verifications(jobIds: string[]): Promise<Map<string, JobVerification[]>> {
     const rows = await this.em.find(
       JobVerificationSchema,

@@ -5,7 +5,7 @@ import type { RegoEngine } from '../../domain/planValidation';
 import { dryRunPolicy, type DryRunRule } from '../../domain/policyDryRun';
 import { releaseTargetKey } from '../../domain/releaseTargets';
 import { loadDryRunFacts } from '../../engine/eligibility/releaseFacts';
-import type { PolicyRuleInput } from '../../domain/policies';
+import type { PolicyRule, PolicyRuleInput } from '../../domain/policies';
 import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
@@ -66,6 +66,25 @@ async function checkRegoRules(
   if (issues.length > 0) throw new ValidationError('A plan validation policy is refused', issues);
 }
 
+/**
+ * Rules as stored. Every rule keeps a stable id, so approvals and evaluations can refer to it, and the time it was
+ * first written under that id; the `policyId` and `createdAt` a rule read back shows are not taken from the input.
+ */
+function storedRules(
+  rules: readonly PolicyRuleInput[],
+  existing: Pick<Policy, 'rules' | 'createdAt'> | null,
+  now: Date,
+): PolicyRule[] {
+  // A rule stored before rules kept their time shows its policy's (api/schemas/policy.ts), and keeps it.
+  const firstWritten = new Map(
+    (existing?.rules ?? []).map((rule) => [rule.id, rule.createdAt ?? existing!.createdAt.toISOString()]),
+  );
+  return rules.map(({ policyId: _policyId, createdAt: _createdAt, ...rule }) => {
+    const id = rule.id ?? newId();
+    return { ...rule, id, createdAt: firstWritten.get(id) ?? now.toISOString() };
+  });
+}
+
 export class PolicyStore {
   constructor(
     private readonly em: EntityManager,
@@ -91,10 +110,9 @@ export class PolicyStore {
             priority: input.priority ?? 0,
             enabled: input.enabled ?? true,
             metadata: input.metadata ?? {},
-            // Every rule keeps a stable id, so approvals and evaluations can refer to it.
             rules: sealProbeHeaders(
               this.secrets.forRecord(workspaceId, 'policy', id),
-              (input.rules ?? []).map((rule) => ({ ...rule, id: rule.id ?? newId() })),
+              storedRules(input.rules ?? [], existing, new Date()),
               existing?.rules ?? [],
             ),
           };
@@ -116,7 +134,11 @@ export class PolicyStore {
   async dryRun(workspaceId: string, input: PolicyInput): Promise<PolicyDryRun> {
     await checkRegoRules(this.rego, workspaceId, input.rules ?? []);
     const id = newId();
-    const rules = (input.rules ?? []).map((rule) => ({ ...rule, id: newId() }));
+    const rules = storedRules(
+      (input.rules ?? []).map(({ id: _id, ...rule }) => rule),
+      null,
+      new Date(),
+    );
     const policy = {
       id,
       name: input.name,
@@ -158,11 +180,14 @@ export class PolicyStore {
     return listPage(this.em, PolicySchema, { workspaceId }, page);
   }
 
-  delete(workspaceId: string, id: string): Promise<void> {
+  /** Removes the policy; answers it as it was. */
+  delete(workspaceId: string, id: string): Promise<Policy> {
     return this.em.transactional(async (em) => {
-      em.remove(await findOwned(em, PolicySchema, workspaceId, id, 'policy'));
+      const policy = await findOwned(em, PolicySchema, workspaceId, id, 'policy');
+      em.remove(policy);
       await em.flush();
       await wakePendingReleases(em, workspaceId);
+      return policy;
     });
   }
 }

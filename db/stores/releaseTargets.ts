@@ -5,17 +5,13 @@ import { passesEveryRule } from '../../domain/gates';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { CelQuery, selectorContext } from '../../domain/selectors';
-import {
-  DeploymentVersionSchema,
-  ReleaseTargetSchema,
-  type DeploymentVersion,
-  type ReleaseTarget,
-} from '../entities';
+import { DeploymentVersionSchema, ReleaseTargetSchema, type ReleaseTarget } from '../entities';
 import { loadTargetVersionFacts } from '../../engine/eligibility/releaseFacts';
 import type { SecretBox } from '../secrets';
 import { explainReleaseTarget } from '../../engine/eligibility/targetExplain';
 import { previewTargetVariables, type VariablePreview } from '../../engine/planner/targetVariables';
 import { listPage } from './common';
+import { withDependencies, type VersionWithDependencies } from './versionDependencies';
 
 export interface EligibilityQuery {
   /** CEL over `version`: only versions it matches. */
@@ -52,7 +48,7 @@ export class ReleaseTargetStore {
     key: string,
     query: EligibilityQuery,
     page: PageRequest,
-  ): Promise<Page<DeploymentVersion>> {
+  ): Promise<Page<VersionWithDependencies>> {
     await this.get(workspaceId, ref, key);
     const facts = await loadTargetVersionFacts(this.em, workspaceId, ref);
     const excluded = new Set(query.excludeRuleIds ?? []);
@@ -74,7 +70,10 @@ export class ReleaseTargetStore {
       ]),
     );
     return {
-      items: shown.map((version) => versions.get(version.id)!),
+      items: await withDependencies(
+        this.em,
+        shown.map((version) => versions.get(version.id)!),
+      ),
       total: eligible.length,
       limit: page.limit,
       offset: page.offset,

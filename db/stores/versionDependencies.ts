@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../entities';
 import { wakeReleases } from '../releaseWake';
+import { uuidArray } from '../sql';
 import { findOwned } from './common';
 
 /** A version's dependency on another deployment: its current version on the resource must match. */
@@ -51,6 +52,33 @@ export async function writeDependencies(
     ],
   );
   return rows;
+}
+
+/** A version with its dependencies, as the API shows it. */
+export interface VersionWithDependencies {
+  version: DeploymentVersion;
+  dependencies: DependencyMap;
+}
+
+/** Each version with its dependencies (an empty map for none), in the versions' order: one query. */
+export async function withDependencies(
+  em: EntityManager,
+  versions: DeploymentVersion[],
+): Promise<VersionWithDependencies[]> {
+  const rows =
+    versions.length === 0
+      ? []
+      : await em.execute<{ versionId: string; deploymentId: string; versionSelector: string }[]>(
+          `SELECT deployment_version_id AS "versionId", dependency_deployment_id AS "deploymentId",
+                  version_selector AS "versionSelector"
+             FROM deployment_version_dependency WHERE deployment_version_id = ANY(?::uuid[])
+            ORDER BY created_at, dependency_deployment_id`,
+          [uuidArray(versions.map((version) => version.id))],
+        );
+  const maps = new Map<string, DependencyMap>(versions.map((version) => [version.id, {}]));
+  for (const row of rows)
+    maps.get(row.versionId)![row.deploymentId] = { versionSelector: row.versionSelector };
+  return versions.map((version) => ({ version, dependencies: maps.get(version.id)! }));
 }
 
 /** The releases of the version still waiting at their gates: a changed dependency may let them go. */

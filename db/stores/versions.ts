@@ -8,7 +8,12 @@ import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
 import { lockWorkspaceTargets } from '../../engine/targets/releaseTargetSync';
 import { wakeReleases } from '../releaseWake';
-import { writeDependencies, type DependencyMap } from './versionDependencies';
+import {
+  withDependencies,
+  writeDependencies,
+  type DependencyMap,
+  type VersionWithDependencies,
+} from './versionDependencies';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
 import { definedOnly, findOwned, listFiltered } from './common';
@@ -48,12 +53,12 @@ export class VersionStore {
   ) {}
 
   /** A new version, with its dependencies (if any) written in the same transaction as it. */
-  create(
+  async create(
     workspaceId: string,
     deploymentId: string,
     input: NewVersion & { dependencies?: DependencyMap },
-  ): Promise<DeploymentVersion> {
-    return conflictOnDuplicate(
+  ): Promise<VersionWithDependencies> {
+    const version = await conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
           await findOwned(em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
@@ -86,11 +91,12 @@ export class VersionStore {
         }),
       `Version tag "${input.tag}" already exists for this deployment`,
     );
+    return { version, dependencies: input.dependencies ?? {} };
   }
 
   /** A partial update; status moves follow domain/versionStatus.ts (409 otherwise). */
-  update(workspaceId: string, id: string, patch: VersionPatch): Promise<DeploymentVersion> {
-    return conflictOnDuplicate(
+  async update(workspaceId: string, id: string, patch: VersionPatch): Promise<VersionWithDependencies> {
+    const updated = await conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
           const version = await findOwned(em, DeploymentVersionSchema, workspaceId, id, 'deployment version');
@@ -127,10 +133,12 @@ export class VersionStore {
         }),
       `Version tag "${patch.tag}" already exists for this deployment`,
     );
+    return (await withDependencies(this.em, [updated]))[0]!;
   }
 
-  get(workspaceId: string, id: string): Promise<DeploymentVersion> {
-    return findOwned(this.em, DeploymentVersionSchema, workspaceId, id, 'deployment version');
+  async get(workspaceId: string, id: string): Promise<VersionWithDependencies> {
+    const version = await findOwned(this.em, DeploymentVersionSchema, workspaceId, id, 'deployment version');
+    return (await withDependencies(this.em, [version]))[0]!;
   }
 
   async list(
@@ -138,9 +146,18 @@ export class VersionStore {
     deploymentId: string,
     page: PageRequest,
     filter: { status?: VersionStatus; matches?: (version: DeploymentVersion) => boolean } = {},
-  ): Promise<Page<DeploymentVersion>> {
+  ): Promise<Page<VersionWithDependencies>> {
     await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
     const where = filter.status ? { deploymentId, status: filter.status } : { deploymentId };
-    return listFiltered(this.em, workspaceId, DeploymentVersionSchema, where, page, filter.matches, 'desc');
+    const versions = await listFiltered(
+      this.em,
+      workspaceId,
+      DeploymentVersionSchema,
+      where,
+      page,
+      filter.matches,
+      'desc',
+    );
+    return { ...versions, items: await withDependencies(this.em, versions.items) };
   }
 }

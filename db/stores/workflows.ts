@@ -105,7 +105,12 @@ export class WorkflowStore {
       issues.push({ path: 'body.slug', message: 'give a slug: none can be made from the name' });
     if (issues.length > 0) throw new ValidationError('The workflow is invalid', issues);
     const clash = await this.em.findOne(WorkflowSchema, { workspaceId, slug, id: { $ne: id } });
-    if (clash) throw new ConflictError(`Workflow ${clash.id} already has the slug ${slug}`, 'duplicate_slug');
+    if (clash) {
+      throw new ConflictError(`Workflow ${clash.id} already has the slug ${slug}`, 'DUPLICATE_SLUG', [], {
+        slug,
+        existingWorkflowId: clash.id,
+      });
+    }
     const box = this.secrets.forRecord(workspaceId, 'workflow', id);
     const fields = {
       name: input.name,

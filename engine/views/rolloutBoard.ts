@@ -1,12 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../../domain/grouping';
+import { NotFoundError } from '../../domain/errors';
+import { RELEASE_PHASES } from '../../domain/releases';
+import { uuidArray } from '../../db/sql';
 
 /** One deployment × environment cell of the rollout board. */
 export interface BoardCell {
   deploymentId: string;
   environmentId: string;
   targets: number;
-  /** Versions running on the cell's targets (their current releases), with how many run each. */
+  /**
+   * Versions running on the cell's targets, with how many run each: a target runs the version of its
+   * current release (its job succeeded; docs/behaviour.md "Release").
+   */
   current: { tag: string; targets: number }[];
   /** The versions the targets' newest releases deploy (where each target is headed), with how many. */
   desired: { tag: string; targets: number }[];
@@ -24,123 +30,375 @@ export interface BoardCell {
   }[];
 }
 
-export interface RolloutBoard {
-  deployments: {
+/** What the board shows: every filter is a list (any of its values), empty for all. */
+export interface BoardFilter {
+  /** System slugs: their deployments and environments. */
+  systems: string[];
+  /** Deployment slugs. */
+  deployments: string[];
+  /** Environment names. */
+  environments: string[];
+  /**
+   * Text searched (case-insensitively) in deployment names and slugs and in environment names: the
+   * rows narrow to the deployments it is found in, the columns to the environments it is found in,
+   * each side only when it is found on that side.
+   */
+  search?: string;
+}
+
+export interface BoardDeployment {
+  id: string;
+  name: string;
+  slug: string;
+  /** Release targets in the board's environments. */
+  targets: number;
+  latestVersion: {
     id: string;
-    name: string;
-    slug: string;
-    latestVersion: { id: string; tag: string; rolloutStatus: string | null; releaseCount: number } | null;
-  }[];
+    tag: string;
+    /** The fan-out's progress: `completed` means every target has its release, not that it runs. */
+    rolloutStatus: string | null;
+    releaseCount: number;
+    /** Of the deployment's targets in the board's environments, those running this version. */
+    onTargets: number;
+  } | null;
+}
+
+export interface RolloutBoard {
+  deployments: BoardDeployment[];
   environments: { id: string; name: string }[];
   cells: BoardCell[];
+  /** What the filters can name: every system, deployment and environment of the workspace. */
+  choices: {
+    systems: { slug: string; name: string }[];
+    deployments: { slug: string; name: string }[];
+    environments: { name: string }[];
+  };
+}
+
+/** One deployment's page: its versions, its targets by environment and state, its recent releases. */
+export interface DeploymentBoard {
+  deployment: { id: string; name: string; slug: string; description: string | null; systems: string[] };
+  /** Release targets of the deployment. */
+  targets: number;
+  versions: {
+    id: string;
+    tag: string;
+    status: string;
+    createdAt: string;
+    rolloutStatus: string | null;
+    /** The version's releases by phase. */
+    releases: Record<string, number>;
+    /** Targets running this version. */
+    onTargets: number;
+  }[];
+  /** The deployment's cells: per environment, its targets' versions and states. */
+  environments: (Omit<BoardCell, 'deploymentId' | 'environmentId'> & { id: string; name: string })[];
+  recentReleases: {
+    id: string;
+    tag: string;
+    environment: string;
+    resource: string;
+    phase: string;
+    phaseReason: string | null;
+    createdAt: string;
+    completedAt: string | null;
+  }[];
 }
 
 /** Active jobs shown per cell, at most. */
 const JOBS_PER_CELL = 10;
 /** Wait reasons shown per cell, at most. */
 const REASONS_PER_CELL = 5;
+/** Up to this many deployments, a cell query reads their releases by version rather than in one scan. */
+const FEW_DEPLOYMENTS = 8;
+/** Versions shown on a deployment's page, newest first. */
+const VERSIONS_PER_DEPLOYMENT = 20;
+/** Releases shown on a deployment's page, newest first. */
+const RECENT_RELEASES = 50;
+
+/** Release phases as a SQL array: a phase packs beside its version's rank as its position here. */
+const PHASES = `ARRAY[${RELEASE_PHASES.map((phase) => `'${phase}'`).join(', ')}]`;
+
+/** A parameter bound to two placeholders. */
+const twice = <T>(value: T): [T, T] => [value, value];
 
 /** A board cell's key: its deployment and environment. */
 const cellKey = (row: { deploymentId: string; environmentId: string }) =>
   `${row.deploymentId}/${row.environmentId}`;
 
+/** The cells a query reads: these deployments × these environments. */
+interface Scope {
+  deploymentIds: string[];
+  environmentIds: string[];
+}
+
+type Candidate<T> = T & { selected: boolean; found: boolean };
+
+/**
+ * The rows and columns the search leaves: each side narrows to where the text is found, and only
+ * when it is found there; found on neither side, nothing is left.
+ */
+export function searchScope<D, E>(
+  deployments: Candidate<D>[],
+  environments: Candidate<E>[],
+): { deployments: D[]; environments: E[] } {
+  const d = deployments.filter((row) => row.selected);
+  const e = environments.filter((row) => row.selected);
+  const dFound = d.filter((row) => row.found);
+  const eFound = e.filter((row) => row.found);
+  const strip = <T>({ selected: _s, found: _f, ...row }: Candidate<T>) => row as unknown as T;
+  if (dFound.length === 0 && eFound.length === 0) return { deployments: [], environments: [] };
+  return {
+    deployments: (dFound.length > 0 ? dFound : d).map(strip),
+    environments: (eFound.length > 0 ? eFound : e).map(strip),
+  };
+}
+
 /**
  * The rollout board of a workspace: its deployments × environments, each cell's targets with their
- * current and desired versions, states, waiting gates and active jobs. A few grouped queries,
+ * current and desired versions, states, waiting gates and active jobs; and a deployment's own page.
+ * One query per kind of record (systems, deployments, environments, cells, waiting reasons, jobs),
  * whatever the number of targets.
  */
 export class RolloutBoardStore {
   constructor(private readonly em: EntityManager) {}
 
-  async board(workspaceId: string): Promise<RolloutBoard> {
-    const deployments = await this.deploymentsWithLatestVersion(workspaceId);
-    const environments = await this.em.execute<RolloutBoard['environments']>(
-      `SELECT id, name FROM environment WHERE workspace_id = ? ORDER BY name, id`,
+  async board(workspaceId: string, filter: BoardFilter): Promise<RolloutBoard> {
+    const search = filter.search ? filter.search.toLowerCase() : null;
+    const systems = await this.em.execute<{ slug: string; name: string }[]>(
+      `SELECT slug, name FROM system WHERE workspace_id = ? ORDER BY name, slug`,
       [workspaceId],
     );
-    const cells = await this.cellCounts(workspaceId);
-    const waiting = groupBy(await this.waitingReasons(workspaceId), cellKey);
-    const jobs = groupBy(await this.activeJobs(workspaceId), cellKey);
+    const allDeployments = await this.deploymentsWithLatestVersion(workspaceId, filter, search);
+    const allEnvironments = await this.environmentCandidates(workspaceId, filter, search);
+    const { deployments, environments } = searchScope(allDeployments, allEnvironments);
+    const scope = {
+      deploymentIds: deployments.map((d) => d.id),
+      environmentIds: environments.map((e) => e.id),
+    };
+    const cells = scope.deploymentIds.length && scope.environmentIds.length ? await this.cells(scope) : [];
+    const byDeployment = groupBy(cells, (cell) => cell.deploymentId);
     return {
-      deployments,
+      deployments: deployments.map(({ latestVersion, ...deployment }) => {
+        const own = byDeployment.get(deployment.id) ?? [];
+        const on = (tag: string) =>
+          own.reduce((n, cell) => n + (cell.current.find((v) => v.tag === tag)?.targets ?? 0), 0);
+        return {
+          ...deployment,
+          targets: own.reduce((n, cell) => n + cell.targets, 0),
+          latestVersion: latestVersion && { ...latestVersion, onTargets: on(latestVersion.tag) },
+        };
+      }),
       environments,
-      cells: cells.map((cell) => ({
-        ...cell,
-        states: cell.states ?? {},
-        waiting: (waiting.get(cellKey(cell)) ?? []).map((row) => ({ reason: row.reason, releases: row.n })),
-        activeJobs: (jobs.get(cellKey(cell)) ?? []).map(({ id, status, releaseId, agent, resource }) => ({
-          id,
-          status,
-          releaseId,
-          agent,
-          resource,
-        })),
-      })),
+      cells,
+      choices: {
+        systems,
+        deployments: allDeployments.map(({ slug, name }) => ({ slug, name })),
+        environments: allEnvironments.map(({ name }) => ({ name })),
+      },
     };
   }
 
-  private deploymentsWithLatestVersion(workspaceId: string): Promise<RolloutBoard['deployments']> {
-    return this.em.execute<RolloutBoard['deployments']>(
+  /** A deployment's page, by its slug; 404 when the workspace has no such deployment. */
+  async deployment(workspaceId: string, slug: string): Promise<DeploymentBoard> {
+    const [deployment] = await this.em.execute<DeploymentBoard['deployment'][]>(
+      `SELECT d.id, d.name, d.slug, d.description,
+              coalesce((SELECT array_agg(s.name ORDER BY s.name) FROM system_deployment sd
+                          JOIN system s ON s.id = sd.system_id WHERE sd.deployment_id = d.id), '{}') AS systems
+         FROM deployment d WHERE d.workspace_id = ? AND d.slug = ?`,
+      [workspaceId, slug],
+    );
+    if (!deployment) throw new NotFoundError('deployment', slug);
+    const environments = await this.em.execute<{ id: string; name: string }[]>(
+      `SELECT e.id, e.name FROM environment e
+        WHERE e.id IN (SELECT environment_id FROM release_target WHERE deployment_id = ?) ORDER BY e.name, e.id`,
+      [deployment.id],
+    );
+    const cells = environments.length
+      ? await this.cells({ deploymentIds: [deployment.id], environmentIds: environments.map((e) => e.id) })
+      : [];
+    const byEnvironment = new Map(cells.map((cell) => [cell.environmentId, cell]));
+    return {
+      deployment,
+      targets: cells.reduce((n, cell) => n + cell.targets, 0),
+      // A version's targets: those whose current release is of it, counted in the cells.
+      versions: (await this.versions(deployment.id)).map((version) => ({
+        ...version,
+        onTargets: cells.reduce(
+          (n, cell) => n + (cell.current.find((v) => v.tag === version.tag)?.targets ?? 0),
+          0,
+        ),
+      })),
+      environments: environments.flatMap((environment) => {
+        const cell = byEnvironment.get(environment.id);
+        if (!cell) return [];
+        const { deploymentId: _d, environmentId: _e, ...counts } = cell;
+        return [{ ...environment, ...counts }];
+      }),
+      recentReleases: await this.recentReleases(deployment.id),
+    };
+  }
+
+  /** The cells of a scope: their counts, waiting reasons and active jobs. */
+  private async cells(scope: Scope): Promise<BoardCell[]> {
+    const [cells, reasons, active] = await Promise.all([
+      this.cellCounts(scope),
+      this.waitingReasons(scope),
+      this.activeJobs(scope),
+    ]);
+    const waiting = groupBy(reasons, cellKey);
+    const jobs = groupBy(active, cellKey);
+    return cells.map((cell) => ({
+      ...cell,
+      states: cell.states ?? {},
+      waiting: (waiting.get(cellKey(cell)) ?? []).map((row) => ({ reason: row.reason, releases: row.n })),
+      activeJobs: (jobs.get(cellKey(cell)) ?? []).map(({ id, status, releaseId, agent, resource }) => ({
+        id,
+        status,
+        releaseId,
+        agent,
+        resource,
+      })),
+    }));
+  }
+
+  /** Every deployment, each marked as selected by the filters and as found by the search. */
+  private deploymentsWithLatestVersion(workspaceId: string, filter: BoardFilter, search: string | null) {
+    return this.em.execute<
+      Candidate<
+        Omit<BoardDeployment, 'targets' | 'latestVersion'> & {
+          latestVersion: Omit<NonNullable<BoardDeployment['latestVersion']>, 'onTargets'> | null;
+        }
+      >[]
+    >(
       `SELECT d.id, d.name, d.slug,
               (SELECT json_build_object('id', v.id, 'tag', v.tag, 'rolloutStatus', v.rollout_status,
                                         'releaseCount', v.rollout_release_count)
                  FROM deployment_version v WHERE v.deployment_id = d.id AND v.status = 'ready'
-                ORDER BY v.created_at DESC, v.id DESC LIMIT 1) AS "latestVersion"
+                ORDER BY v.created_at DESC, v.id DESC LIMIT 1) AS "latestVersion",
+              (jsonb_array_length(?::jsonb) = 0 OR d.slug IN (SELECT jsonb_array_elements_text(?::jsonb)))
+              AND (jsonb_array_length(?::jsonb) = 0 OR EXISTS (
+                     SELECT 1 FROM system_deployment sd JOIN system s ON s.id = sd.system_id
+                      WHERE sd.deployment_id = d.id AND s.slug IN (SELECT jsonb_array_elements_text(?::jsonb))))
+                AS selected,
+              (?::text IS NULL OR strpos(lower(d.name), ?) > 0 OR strpos(lower(d.slug), ?) > 0) AS found
          FROM deployment d WHERE d.workspace_id = ? ORDER BY d.name, d.id`,
-      [workspaceId],
+      [
+        ...twice(JSON.stringify(filter.deployments)),
+        ...twice(JSON.stringify(filter.systems)),
+        search,
+        search,
+        search,
+        workspaceId,
+      ],
     );
   }
 
-  /** Each cell's targets, grouped by current version, desired version and state. */
-  private cellCounts(workspaceId: string): Promise<Omit<BoardCell, 'waiting' | 'activeJobs'>[]> {
+  /** Every environment, each marked as selected by the filters and as found by the search. */
+  private environmentCandidates(workspaceId: string, filter: BoardFilter, search: string | null) {
+    return this.em.execute<Candidate<{ id: string; name: string }>[]>(
+      `SELECT e.id, e.name,
+              (jsonb_array_length(?::jsonb) = 0 OR e.name IN (SELECT jsonb_array_elements_text(?::jsonb)))
+              AND (jsonb_array_length(?::jsonb) = 0 OR EXISTS (
+                     SELECT 1 FROM system_environment se JOIN system s ON s.id = se.system_id
+                      WHERE se.environment_id = e.id AND s.slug IN (SELECT jsonb_array_elements_text(?::jsonb))))
+                AS selected,
+              (?::text IS NULL OR strpos(lower(e.name), ?) > 0) AS found
+         FROM environment e WHERE e.workspace_id = ? ORDER BY e.name, e.id`,
+      [
+        ...twice(JSON.stringify(filter.environments)),
+        ...twice(JSON.stringify(filter.systems)),
+        search,
+        search,
+        workspaceId,
+      ],
+    );
+  }
+
+  /**
+   * Each cell's targets, grouped by current version, desired version and state. One pass over the
+   * scope's releases gives every target its newest release (the highest version rank, its phase
+   * packed beside it) and its current one, without sorting; the rest is grouping.
+   */
+  private cellCounts(scope: Scope): Promise<Omit<BoardCell, 'waiting' | 'activeJobs'>[]> {
+    // A few deployments' releases are read through their versions' index; more, in one scan.
+    const throughVersions =
+      scope.deploymentIds.length <= FEW_DEPLOYMENTS
+        ? 'r.version_id = ANY(ARRAY(SELECT id FROM versions)) AND '
+        : '';
     return this.em.execute<Omit<BoardCell, 'waiting' | 'activeJobs'>[]>(
-      `WITH targets AS (
-         SELECT t.deployment_id, t.environment_id, cv.tag AS current_tag, latest.tag AS desired_tag,
-                coalesce(latest.phase, 'none') AS state
+      `WITH versions AS (
+         SELECT id, tag, row_number() OVER (ORDER BY created_at, id) AS rank
+           FROM deployment_version WHERE deployment_id = ANY(?::uuid[])),
+       per_target AS (
+         SELECT r.resource_id, r.environment_id, r.deployment_id,
+                max(v.rank * 8 + array_position(${PHASES}, r.phase)) AS newest,
+                max(v.rank) FILTER (WHERE s.current_release_id IS NOT NULL AND r.phase = 'succeeded') AS current
+           FROM release r JOIN versions v ON v.id = r.version_id
+           LEFT JOIN release_target_state s ON s.current_release_id = r.id
+          WHERE ${throughVersions}r.environment_id = ANY(?::uuid[])
+          GROUP BY r.resource_id, r.environment_id, r.deployment_id),
+       by_cell AS (
+         SELECT t.deployment_id, t.environment_id, p.newest, p.current, count(*)::int AS n
            FROM release_target t
-           LEFT JOIN release_target_state s ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id
-                                           AND s.deployment_id = t.deployment_id
-           LEFT JOIN release cr ON cr.id = s.current_release_id
-           LEFT JOIN deployment_version cv ON cv.id = cr.version_id
-           LEFT JOIN LATERAL (
-             SELECT r.phase, v.tag FROM release r JOIN deployment_version v ON v.id = r.version_id
-              WHERE r.resource_id = t.resource_id AND r.environment_id = t.environment_id
-                AND r.deployment_id = t.deployment_id
-              ORDER BY v.created_at DESC, v.id DESC LIMIT 1) latest ON true
-          WHERE t.workspace_id = ?)
-       SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", count(*)::int AS targets,
-              coalesce((SELECT json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
-                          FROM (SELECT current_tag AS tag, count(*)::int AS n FROM targets i
-                                 WHERE i.deployment_id = o.deployment_id AND i.environment_id = o.environment_id
-                                   AND current_tag IS NOT NULL GROUP BY current_tag) c), '[]') AS current,
-              coalesce((SELECT json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
-                          FROM (SELECT desired_tag AS tag, count(*)::int AS n FROM targets i
-                                 WHERE i.deployment_id = o.deployment_id AND i.environment_id = o.environment_id
-                                   AND desired_tag IS NOT NULL GROUP BY desired_tag) d), '[]') AS desired,
-              (SELECT json_object_agg(state, n)
-                 FROM (SELECT state, count(*)::int AS n FROM targets i
-                        WHERE i.deployment_id = o.deployment_id AND i.environment_id = o.environment_id
-                        GROUP BY state) st) AS states
-         FROM targets o GROUP BY deployment_id, environment_id`,
-      [workspaceId],
+           LEFT JOIN per_target p ON p.resource_id = t.resource_id AND p.environment_id = t.environment_id
+                                 AND p.deployment_id = t.deployment_id
+          WHERE t.deployment_id = ANY(?::uuid[]) AND t.environment_id = ANY(?::uuid[])
+          GROUP BY t.deployment_id, t.environment_id, p.newest, p.current),
+       targets AS (
+         SELECT b.deployment_id, b.environment_id, b.n, cv.tag AS current_tag, nv.tag AS desired_tag,
+                coalesce((${PHASES})[b.newest % 8], 'none') AS state
+           FROM by_cell b
+           LEFT JOIN versions cv ON cv.rank = b.current
+           LEFT JOIN versions nv ON nv.rank = b.newest / 8),
+       by_tag AS (
+         SELECT deployment_id, environment_id, kind, tag, sum(n)::int AS n FROM targets,
+                LATERAL (VALUES ('current', current_tag), ('desired', desired_tag)) AS k(kind, tag)
+          WHERE tag IS NOT NULL GROUP BY deployment_id, environment_id, kind, tag),
+       tags AS (
+         SELECT deployment_id, environment_id,
+                json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
+                  FILTER (WHERE kind = 'current') AS current,
+                json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
+                  FILTER (WHERE kind = 'desired') AS desired
+           FROM by_tag GROUP BY deployment_id, environment_id),
+       states AS (
+         SELECT deployment_id, environment_id, json_object_agg(state, n) AS states FROM (
+           SELECT deployment_id, environment_id, state, sum(n)::int AS n FROM targets
+            GROUP BY deployment_id, environment_id, state) s
+          GROUP BY deployment_id, environment_id),
+       cells AS (
+         SELECT deployment_id, environment_id, sum(n)::int AS targets FROM targets
+          GROUP BY deployment_id, environment_id)
+       SELECT c.deployment_id AS "deploymentId", c.environment_id AS "environmentId", c.targets,
+              coalesce(tags.current, '[]') AS current, coalesce(tags.desired, '[]') AS desired, states.states
+         FROM cells c
+         LEFT JOIN tags ON tags.deployment_id = c.deployment_id AND tags.environment_id = c.environment_id
+         LEFT JOIN states ON states.deployment_id = c.deployment_id AND states.environment_id = c.environment_id`,
+      [
+        uuidArray(scope.deploymentIds),
+        uuidArray(scope.environmentIds),
+        uuidArray(scope.deploymentIds),
+        uuidArray(scope.environmentIds),
+      ],
     );
   }
 
   /** The most common reasons each cell's pending releases wait for. */
-  private waitingReasons(workspaceId: string) {
+  private waitingReasons(scope: Scope) {
     return this.em.execute<{ deploymentId: string; environmentId: string; reason: string; n: number }[]>(
       `SELECT deployment_id AS "deploymentId", environment_id AS "environmentId", reason, n FROM (
          SELECT deployment_id, environment_id, coalesce(phase_reason, 'not evaluated yet') AS reason, count(*)::int AS n,
                 row_number() OVER (PARTITION BY deployment_id, environment_id ORDER BY count(*) DESC) AS rank
-           FROM release WHERE workspace_id = ? AND phase = 'pending'
+           FROM release WHERE deployment_id = ANY(?::uuid[]) AND environment_id = ANY(?::uuid[]) AND phase = 'pending'
           GROUP BY deployment_id, environment_id, coalesce(phase_reason, 'not evaluated yet')) w
         WHERE rank <= ${REASONS_PER_CELL}`,
-      [workspaceId],
+      [uuidArray(scope.deploymentIds), uuidArray(scope.environmentIds)],
     );
   }
 
-  /** The oldest active jobs of each cell. */
-  private activeJobs(workspaceId: string) {
+  /** The oldest active jobs of each cell: those of the releases holding their targets. */
+  private activeJobs(scope: Scope) {
     return this.em.execute<
       (BoardCell['activeJobs'][number] & { deploymentId: string; environmentId: string })[]
     >(
@@ -150,12 +408,47 @@ export class RolloutBoardStore {
                 CASE WHEN a.id IS NOT NULL THEN json_build_object('id', a.id, 'name', a.name) END AS agent,
                 r.name AS resource,
                 row_number() OVER (PARTITION BY j.deployment_id, j.environment_id ORDER BY j.created_at, j.id) AS rank
-           FROM job j
+           FROM release_target_state s
+           JOIN job j ON j.release_id = s.active_release_id AND j.completed_at IS NULL
            LEFT JOIN job_agent a ON a.id = j.job_agent_id
            JOIN resource r ON r.id = j.resource_id
-          WHERE j.workspace_id = ? AND j.release_id IS NOT NULL AND j.completed_at IS NULL) x
+          WHERE s.deployment_id = ANY(?::uuid[]) AND s.environment_id = ANY(?::uuid[])
+            AND s.active_release_id IS NOT NULL) x
         WHERE rank <= ${JOBS_PER_CELL}`,
-      [workspaceId],
+      [uuidArray(scope.deploymentIds), uuidArray(scope.environmentIds)],
+    );
+  }
+
+  /** A deployment's newest versions, each with its releases by phase. */
+  private versions(deploymentId: string) {
+    return this.em.execute<Omit<DeploymentBoard['versions'][number], 'onTargets'>[]>(
+      `WITH v AS (
+         SELECT id, tag, status, created_at, rollout_status FROM deployment_version WHERE deployment_id = ?
+          ORDER BY created_at DESC, id DESC LIMIT ${VERSIONS_PER_DEPLOYMENT}),
+       phases AS (
+         SELECT version_id, json_object_agg(phase, n) AS releases FROM (
+           SELECT r.version_id, r.phase, count(*)::int AS n FROM release r WHERE r.version_id IN (SELECT id FROM v)
+            GROUP BY r.version_id, r.phase) p GROUP BY version_id)
+       SELECT v.id, v.tag, v.status, v.created_at AS "createdAt", v.rollout_status AS "rolloutStatus",
+              coalesce(phases.releases, '{}') AS releases
+         FROM v LEFT JOIN phases ON phases.version_id = v.id
+        ORDER BY v.created_at DESC, v.id DESC`,
+      [deploymentId],
+    );
+  }
+
+  /** A deployment's newest releases. */
+  private recentReleases(deploymentId: string) {
+    return this.em.execute<DeploymentBoard['recentReleases']>(
+      `SELECT r.id, v.tag, e.name AS environment, res.name AS resource, r.phase, r.phase_reason AS "phaseReason",
+              r.created_at AS "createdAt", r.completed_at AS "completedAt"
+         FROM deployment_version v
+         JOIN release r ON r.version_id = v.id
+         JOIN environment e ON e.id = r.environment_id
+         JOIN resource res ON res.id = r.resource_id
+        WHERE v.deployment_id = ?
+        ORDER BY r.created_at DESC, r.id DESC LIMIT ${RECENT_RELEASES}`,
+      [deploymentId],
     );
   }
 }

@@ -10,7 +10,7 @@ export type PushJob = Job & { externalId?: string };
 
 export function pushAgents(stack: TestStack, systemId: string) {
   const api = recordsApi(stack);
-  const jobOf = async (jobId: string) => (await api.get<{ job: PushJob }>(`/jobs/${jobId}`)).job;
+  const jobOf = (jobId: string) => api.get<PushJob>(`/jobs/${jobId}`);
   return {
     api,
     jobOf,

@@ -197,15 +197,15 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
           if (done.status === 202) return completions.push(handout.jobId);
           if (done.status !== 409 || done.body.code !== 'stale_claim')
             throw new Error(`status answered ${done.status}: ${JSON.stringify(done.body)}`);
-          const job = await send<{ job: { status: string; message: string | null } }>(
+          const job = await send<{ status: string; message: string | null }>(
             agent,
             'GET',
             `/jobs/${handout.jobId}`,
           );
-          if (answerLost && job.body.job.status === 'successful') return completions.push(handout.jobId);
+          if (answerLost && job.body.status === 'successful') return completions.push(handout.jobId);
           expired.push(handout);
           report(
-            `lease of job ${handout.jobId} (agent ${agent}) expired ${Date.now() - handout.at} ms after its claim; the job is ${job.body.job.status}: ${job.body.job.message}`,
+            `lease of job ${handout.jobId} (agent ${agent}) expired ${Date.now() - handout.at} ms after its claim; the job is ${job.body.status}: ${job.body.message}`,
           );
           return;
         } catch (error) {

@@ -175,9 +175,7 @@ describe('policy gates', () => {
     expect(held.phase).toBe('pending');
     expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
     const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`, 'the job after the window');
-    const created = Date.parse(
-      (await api.get<{ job: { createdAt: string } }>(`/jobs/${job!.id}`)).job.createdAt,
-    );
+    const created = Date.parse((await api.get<{ createdAt: string }>(`/jobs/${job!.id}`)).createdAt);
     expect(created).toBeGreaterThanOrEqual(endsAt - 1000);
   });
 
@@ -219,8 +217,8 @@ describe('policy gates', () => {
       'v2 to wait for the target',
     );
     expect(waiting.phase).toBe('pending');
-    const stillRunning = await api.get<{ job: { status: string } }>(`/jobs/${running!.id}`);
-    expect(stillRunning.job.status).toBe('in_progress');
+    const stillRunning = await api.get<{ status: string }>(`/jobs/${running!.id}`);
+    expect(stillRunning.status).toBe('in_progress');
     expect((await api.releases(`&versionId=${v1}`))[0]!.phase).toBe('running');
 
     await api.report(running!.id, 'successful');

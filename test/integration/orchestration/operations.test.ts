@@ -108,7 +108,7 @@ describe('release operations', () => {
       const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
       const cancelled = await api.send('post', `/releases/${job!.releaseId}/cancel`, {}, [202]);
       expect(cancelled.phase).toBe('cancelled');
-      expect((await api.get<{ job: { status: string } }>(`/jobs/${job!.id}`)).job.status).toBe('cancelled');
+      expect((await api.get<{ status: string }>(`/jobs/${job!.id}`)).status).toBe('cancelled');
       await stack.http.post(`${api.ws}/releases/${job!.releaseId}/cancel`).set(stack.auth).expect(409);
 
       await api.version(deployment, '2.0.0');
@@ -139,7 +139,7 @@ describe('release operations', () => {
       );
       expect(second!.id).not.toBe(job!.id);
       expect(await api.jobs(`&releaseId=${job!.releaseId}`)).toHaveLength(2);
-      expect((await api.get<{ job: { attempt: number } }>(`/jobs/${second!.id}`)).job.attempt).toBe(2);
+      expect((await api.get<{ attempt: number }>(`/jobs/${second!.id}`)).attempt).toBe(2);
     });
   });
 

@@ -55,6 +55,11 @@ describe('deployment-version dependencies', () => {
       { tag: 'app-1', dependencies: { [ids.db]: { versionSelector: 'version.tag.startsWith("v2.")' } } },
       [200],
     );
+    const declared = { [ids.db]: { versionSelector: 'version.tag.startsWith("v2.")' } };
+    expect(app.dependencies).toEqual(declared);
+    expect((await api.get<{ dependencies: object }>(`/deployment-versions/${app.id}`)).dependencies).toEqual(
+      declared,
+    );
     expect(await api.get(`/deployment-versions/${app.id}/dependencies`)).toEqual([
       {
         deploymentVersionId: app.id,
@@ -133,6 +138,12 @@ describe('deployment-version dependencies', () => {
     expect(await api.get(`/deployment-versions/${version}/dependencies`)).toEqual([
       { deploymentVersionId: version, dependencyDeploymentId: ids.db, versionSelector: 'version.tag != ""' },
     ]);
+    const listed = await api.get<{ items: { id: string; dependencies: object }[] }>(
+      `/deployments/${ids.app}/versions`,
+    );
+    expect(listed.items.find((item) => item.id === version)!.dependencies).toEqual({
+      [ids.db]: { versionSelector: 'version.tag != ""' },
+    });
     await stack.http.delete(path(ids.db)).set(stack.auth).expect(202);
     await stack.http.delete(path(ids.db)).set(stack.auth).expect(404);
     expect(await api.get(`/deployment-versions/${version}/dependencies`)).toEqual([]);

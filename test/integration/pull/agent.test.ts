@@ -54,7 +54,7 @@ describe('the reference pull agent', () => {
   }
 
   const jobOf = async (jobId: string) =>
-    (await stack.http.get(`/v1/workspaces/${stack.workspaceId}/jobs/${jobId}`).set(stack.auth)).body.job as {
+    (await stack.http.get(`/v1/workspaces/${stack.workspaceId}/jobs/${jobId}`).set(stack.auth)).body as {
       status: string;
       message: string | null;
     };

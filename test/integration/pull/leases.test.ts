@@ -49,7 +49,7 @@ describe('pull agents, phase V2 leases', () => {
   const report = (jobId: string, body: object) =>
     stack.http.put(`${ws}/jobs/${jobId}/status`).set(stack.auth).send(body);
   const jobStatus = async (jobId: string): Promise<string> =>
-    (await stack.http.get(`${ws}/jobs/${jobId}`).set(stack.auth)).body.job.status;
+    (await stack.http.get(`${ws}/jobs/${jobId}`).set(stack.auth)).body.status;
   const claimRecords = async (jobId: string) =>
     (stack.orm.em.fork() as EntityManager).execute<{ claim_id: string }[]>(
       'SELECT claim_id FROM job_claim WHERE job_id = ?',

@@ -84,6 +84,6 @@ describe('pull agents, legacy polling', () => {
     const backwards = await patch(job.id, { status: 'pending' });
     expect(backwards.status).toBe(409);
     const job2 = await stack.http.get(`/v1/workspaces/${stack.workspaceId}/jobs/${job.id}`).set(stack.auth);
-    expect(job2.body.job.status).toBe('successful');
+    expect(job2.body.status).toBe('successful');
   });
 });

@@ -75,7 +75,7 @@ describe('pull agents, authentication and transport', () => {
       ).status,
     ).toBe(404);
     const untouched = await stack.http.get(`${ws}/jobs/${other.id}`).set(stack.auth);
-    expect(untouched.body.job.status).toBe('queued');
+    expect(untouched.body.status).toBe('queued');
   });
 
   it('keeps an agent key off every endpoint that is not a pull endpoint', async () => {

@@ -1306,6 +1306,12 @@ describe('resources, job agents, variables and policies over HTTP', () => {
     let gate: Record<string, unknown> & { id: string };
     let window: Record<string, unknown> & { id: string };
     const windowId = randomUUID();
+    /** The fields every rule read back has beside its kind. */
+    const ruleOf = (policyId?: string) => ({
+      id: expect.stringMatching(UUID),
+      policyId: policyId ?? expect.stringMatching(UUID),
+      createdAt: expect.stringMatching(ISO_TIMESTAMP),
+    });
 
     it('creates a policy with POST (202), with defaults and an id for every rule', async () => {
       const res = await stack.http
@@ -1329,10 +1335,10 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         enabled: true,
         metadata: {},
         rules: [
-          { id: expect.stringMatching(UUID), anyApproval: { minApprovals: 2 } },
-          { id: expect.stringMatching(UUID), versionSelector: { selector: 'version.tag.startsWith("v1.")' } },
+          { ...ruleOf(), anyApproval: { minApprovals: 2 } },
+          { ...ruleOf(), versionSelector: { selector: 'version.tag.startsWith("v1.")' } },
           {
-            id: expect.stringMatching(UUID),
+            ...ruleOf(),
             environmentProgression: {
               dependsOnEnvironmentSelector: 'environment.name == "staging"',
               minimumSoakTimeMinutes: 0,
@@ -1345,6 +1351,9 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       });
       const ruleIds = (res.body.rules as { id: string }[]).map((rule) => rule.id);
       expect(new Set(ruleIds).size).toBe(3);
+      expect((res.body.rules as { policyId: string }[]).map((rule) => rule.policyId)).toEqual(
+        ruleIds.map(() => res.body.id),
+      );
       gate = res.body;
 
       const read = await stack.http.get(policyPath(gate.id)).set(stack.auth).expect(200);
@@ -1381,7 +1390,7 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         metadata: { team: 'sre' },
         rules: [
           {
-            id: expect.stringMatching(UUID),
+            ...ruleOf(windowId),
             deploymentWindow: { ...weekdays, timezone: 'UTC', allowWindow: true },
           },
         ],
@@ -1411,10 +1420,13 @@ describe('resources, job agents, variables and policies over HTTP', () => {
         metadata: {},
         rules: [
           {
+            // The rule sent back by id keeps the time it was first written.
             id: windowRuleId,
+            policyId: windowId,
+            createdAt: created.body.rules[0].createdAt,
             deploymentWindow: { ...weekdays, timezone: 'Europe/Berlin', allowWindow: true },
           },
-          { id: expect.stringMatching(UUID), retry: { maxRetries: 3, backoffStrategy: 'linear' } },
+          { ...ruleOf(windowId), retry: { maxRetries: 3, backoffStrategy: 'linear' } },
         ],
         updatedAt: expect.stringMatching(ISO_TIMESTAMP),
       });
@@ -1566,9 +1578,9 @@ describe('resources, job agents, variables and policies over HTTP', () => {
       }
     });
 
-    it('deletes a policy with 202', async () => {
+    it('deletes a policy with 202, answering the policy as it was', async () => {
       const res = await stack.http.delete(policyPath(gate.id)).set(stack.auth).expect(202);
-      expect(res.body).toEqual({ id: gate.id, message: 'Policy deleted' });
+      expect(res.body).toEqual(gate);
       await stack.http.get(policyPath(gate.id)).set(stack.auth).expect(404);
       const list = await stack.http.get(policiesPath()).set(stack.auth).expect(200);
       expect(list.body).toEqual({ items: [window], total: 1, limit: 50, offset: 0 });

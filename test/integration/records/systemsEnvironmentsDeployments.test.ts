@@ -711,7 +711,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         ],
         metadata: { team: 'storefront' },
         systemIds: [],
-        jobAgentSelector: null,
+        jobAgentSelector: '',
         jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
@@ -780,7 +780,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         jobAgents: [{ ref: 'github', config: { token: REDACTED } }],
         metadata: {},
         systemIds: [],
-        jobAgentSelector: null,
+        jobAgentSelector: '',
         jobAgentConfig: {},
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
@@ -788,7 +788,9 @@ describe('systems, environments, deployments and versions over HTTP', () => {
       });
       const [sealedAtCreate] = await storedJobAgents(id);
 
-      const { name, description, resourceSelector, jobAgents, metadata } = created.body;
+      // Sent back as read: "" (no selector) and {} (no selector configuration) beside the jobAgents.
+      const { name, description, resourceSelector, jobAgents, jobAgentSelector, jobAgentConfig, metadata } =
+        created.body;
       const writtenBack = await stack.http
         .put(`${base()}/deployments/${id}`)
         .set(stack.auth)
@@ -798,6 +800,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
           description,
           resourceSelector,
           jobAgents,
+          jobAgentSelector,
+          jobAgentConfig,
           metadata: { ...metadata, edited: 'yes' },
         })
         .expect(202);
@@ -942,8 +946,8 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         'body.jobAgent',
       ],
       [
-        'jobAgentConfig without jobAgent',
-        { name: 'Bad', slug: 'bad-config', jobAgentConfig: {} },
+        'jobAgentConfig without jobAgent (an empty one says nothing, and is taken)',
+        { name: 'Bad', slug: 'bad-config', jobAgentConfig: { image: 'web' } },
         'body.jobAgentConfig',
       ],
       [
@@ -1085,6 +1089,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
         rollout: { status: 'pending', releaseCount: 0, completedAt: null },
+        dependencies: {},
       });
 
       const building = await stack.http
@@ -1104,6 +1109,7 @@ describe('systems, environments, deployments and versions over HTTP', () => {
         createdAt: TIMESTAMP,
         updatedAt: TIMESTAMP,
         rollout: null,
+        dependencies: {},
       });
 
       const fetched = await stack.http

@@ -75,7 +75,11 @@ describe('workflows', () => {
       .set(stack.auth)
       .send(backup('Other', { slug: 'nightly-backup' }));
     expect(clash.status).toBe(409);
-    expect(clash.body.code).toBe('duplicate_slug');
+    expect(clash.body).toMatchObject({
+      code: 'DUPLICATE_SLUG',
+      message: `Workflow ${created.id} already has the slug nightly-backup`,
+      details: { slug: 'nightly-backup', existingWorkflowId: created.id },
+    });
 
     const replaced = await api.send(
       'put',
@@ -123,8 +127,10 @@ describe('workflows', () => {
     // Databases are selected by the default; only the gold one matches the runner's entry.
     expect(run.jobs).toHaveLength(1);
     expect(run.jobs[0]).toMatchObject({ jobAgentId: runner });
-    const { job } = await api.get<{
-      job: { releaseId: null; workflowRunId: string; jobAgentConfig: Record<string, unknown> };
+    const job = await api.get<{
+      releaseId: null;
+      workflowRunId: string;
+      jobAgentConfig: Record<string, unknown>;
     }>(`/jobs/${run.jobs[0]!.jobId}`);
     expect(job).toMatchObject({ releaseId: null, workflowRunId: run.id });
     expect(job.jobAgentConfig.message).toBe('backup wf-db-1 because audit');

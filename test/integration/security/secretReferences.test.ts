@@ -136,11 +136,11 @@ describe('variable references never read secrets', () => {
     ]);
 
     const [job] = await api.jobsSettleAt(1, `&status=queued&jobAgentId=${agentId}`, 'the queued job');
-    const shown = await api.get<{ job: { dispatchContext: { variables: Record<string, unknown> } } }>(
+    const shown = await api.get<{ dispatchContext: { variables: Record<string, unknown> } }>(
       `/jobs/${job!.id}`,
     );
     expect(JSON.stringify(shown)).not.toContain(SECRET);
-    expect(shown.job.dispatchContext.variables).toEqual({ SLUG: 'svc-refs' });
+    expect(shown.dispatchContext.variables).toEqual({ SLUG: 'svc-refs' });
     // The agent the entry names still gets the entry's token, as its configuration.
     const claimed = await stack.http
       .post(`${api.ws}/job-agents/${agentId}/jobs/${job!.id}/claim`)

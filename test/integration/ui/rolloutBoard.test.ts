@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { harnessValue } from '../../harness';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
@@ -37,6 +37,11 @@ describe('rollout board (/ui)', () => {
     for (const n of [1, 2, 3]) await api.resource(`web-prod-${n}`, 'service', { env: 'production' });
     const web = await api.deployment('web', system, { jobAgents: [{ ref: 'board-runner' }] });
     const worker = await api.deployment('worker', system, { jobAgents: [{ ref: 'board-puller' }] });
+    // Another system, for the filters: its deployment has a target in its own environment only.
+    const payments = await api.system('payments');
+    await api.environment('qa', 'resource.metadata["env"] == "qa"', payments);
+    await api.resource('ledger-qa-1', 'service', { env: 'qa' });
+    await api.deployment('ledger', payments);
     await api.policy({
       name: 'approve production',
       selector: 'environment.name == "production" && deployment.slug == "web"',
@@ -68,9 +73,16 @@ describe('rollout board (/ui)', () => {
     const staging = page.locator('td[data-deployment="web"][data-environment="staging"]');
     // The page's CSP allows no eval: wait with locators, not page functions.
     await staging.filter({ hasText: 'succeeded 2' }).waitFor({ timeout: 30_000 });
-    expect(await staging.innerText()).toMatch(/current: 1\.4\.0 \(2\)/);
+    // Labels say what happened on the targets, not how far the fan-out went.
+    expect(await staging.innerText()).toMatch(/on 1\.4\.0: 2 of 2/);
     const production = page.locator('td[data-deployment="web"][data-environment="production"]');
+    expect(await production.innerText()).toMatch(/no version yet: 3 of 3[\s\S]*headed to 1\.4\.0: 3/);
     expect(await production.innerText()).toMatch(/pending 3[\s\S]*0 of 1 approvals/);
+    expect(await page.locator('.version[data-deployment="web"]').innerText()).toMatch(/on 1\.4\.0: 2 of 5/);
+    expect(await page.locator('.version[data-deployment="worker"]').innerText()).toMatch(
+      /on 2\.0\.0: 0 of 5/,
+    );
+    expect(await page.locator('#board').innerText()).not.toMatch(/completed/);
     const workerCell = page.locator('td[data-deployment="worker"][data-environment="production"]');
     expect(await workerCell.innerText()).toMatch(/running 3/);
     expect(await workerCell.locator('ul.jobs a').first().getAttribute('href')).toMatch(/^\/ui\/jobs\//);
@@ -94,6 +106,134 @@ describe('rollout board (/ui)', () => {
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
+    await context.close();
+  }, 60_000);
+
+  /** A browser context signed in to the board, as the sign-in form does it. */
+  async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const session = await context.request.post(`${base}/ui/session`, { data: { apiKey: stack.apiKey } });
+    expect(session.status()).toBe(204);
+    return { context, page: await context.newPage() };
+  }
+
+  /** The matrix's column and row headings, as the page shows them. */
+  async function matrix(page: Page): Promise<{ columns: string[]; rows: string[] }> {
+    const columns = await page.locator('#matrix tr').first().locator('th').allInnerTexts();
+    const rows = await page.locator('#matrix tr th a').allInnerTexts();
+    return { columns: columns.slice(1), rows };
+  }
+
+  it('filters by system, deployment, environment and search, server-side, kept in the URL', async () => {
+    const { context, page } = await signedIn();
+    await page.goto(`${base}/ui/?system=payments`);
+    await page
+      .locator('td[data-deployment="ledger"][data-environment="qa"]', { hasText: 'no version yet: 1 of 1' })
+      .waitFor();
+    expect(await matrix(page)).toEqual({ columns: ['qa'], rows: ['ledger'] });
+    expect(await page.locator('#f-system option:checked').allInnerTexts()).toEqual(['payments']);
+    expect(await page.locator('#shown').innerText()).toBe('1 of 3 deployments × 1 of 3 environments');
+
+    await page.locator('#clear').click();
+    await page.waitForURL(`${base}/ui/`);
+    await page.locator('#f-environment').selectOption(['production']);
+    await page.waitForURL(`${base}/ui/?environment=production`);
+    await page.locator('#shown', { hasText: '3 of 3 deployments × 1 of 3 environments' }).waitFor();
+    expect(await matrix(page)).toEqual({ columns: ['production'], rows: ['ledger', 'web', 'worker'] });
+
+    await page.locator('#q').fill('work');
+    await page.waitForURL(`${base}/ui/?environment=production&q=work`);
+    await page.locator('#shown', { hasText: '1 of 3 deployments × 1 of 3 environments' }).waitFor();
+    expect(await matrix(page)).toEqual({ columns: ['production'], rows: ['worker'] });
+    expect(await page.locator('td[data-deployment="worker"]').innerText()).toMatch(/running 3/);
+
+    // The search narrows the columns when it names environments, and the URL reloads as it was.
+    await page.goto(`${base}/ui/?q=STAG`);
+    await page.locator('#shown', { hasText: '3 of 3 deployments × 1 of 3 environments' }).waitFor();
+    expect(await matrix(page)).toEqual({ columns: ['staging'], rows: ['ledger', 'web', 'worker'] });
+    expect(await page.locator('#q').inputValue()).toBe('STAG');
+
+    const json = await context.request.get(
+      `${base}/ui/board.json?deployment=web&deployment=worker&environment=staging`,
+    );
+    expect(json.status()).toBe(200);
+    const board = (await json.json()) as {
+      deployments: { slug: string; targets: number; latestVersion: { tag: string; onTargets: number } }[];
+      environments: { name: string }[];
+      cells: { targets: number; current: { tag: string; targets: number }[] }[];
+      choices: { systems: { slug: string }[]; deployments: unknown[]; environments: unknown[] };
+    };
+    expect(
+      board.deployments.map((d) => [d.slug, d.targets, d.latestVersion.tag, d.latestVersion.onTargets]),
+    ).toEqual([
+      ['web', 2, '1.4.0', 2],
+      ['worker', 2, '2.0.0', 0],
+    ]);
+    expect(board.environments.map((e) => e.name)).toEqual(['staging']);
+    expect(board.cells).toHaveLength(2);
+    expect(board.choices.systems.map((s) => s.slug)).toEqual(['board', 'payments']);
+    expect([board.choices.deployments.length, board.choices.environments.length]).toEqual([3, 3]);
+    const none = (await (await context.request.get(`${base}/ui/board.json?q=nothing-like-this`)).json()) as {
+      deployments: unknown[];
+      environments: unknown[];
+      cells: unknown[];
+    };
+    expect([none.deployments, none.environments, none.cells]).toEqual([[], [], []]);
+    await context.close();
+  }, 60_000);
+
+  it('answers a bad filter with 400 problem+json, before reading the board', async () => {
+    const { context } = await signedIn();
+    const many = Array.from({ length: 101 }, (_, n) => `deployment=d${n}`).join('&');
+    for (const [query, path] of [
+      ['bogus=1', 'query.bogus'],
+      [`q=${'x'.repeat(101)}`, 'query.q'],
+      [many, 'query.deployment'],
+      ['deployment=not%20a%20slug', 'query.deployment'],
+      [`environment=${'e'.repeat(201)}`, 'query.environment'],
+    ] as const) {
+      const response = await context.request.get(`${base}/ui/board.json?${query}`);
+      expect(response.status()).toBe(400);
+      expect(response.headers()['content-type']).toMatch(/^application\/problem\+json/);
+      const problem = (await response.json()) as { code: string; errors: { path: string }[] };
+      expect(problem.code).toBe('validation_failed');
+      expect(problem.errors.map((e) => e.path)).toContain(path);
+    }
+    expect((await context.request.get(`${base}/ui/deployments/nope/board.json`)).status()).toBe(404);
+    await context.close();
+  });
+
+  it("shows a deployment's page: its versions, its targets by state, its recent releases", async () => {
+    const { context, page } = await signedIn();
+    await page.goto(`${base}/ui/`);
+    await page.locator('#matrix th a', { hasText: 'web' }).click();
+    await page.waitForURL(`${base}/ui/deployments/web`);
+    const version = page.locator('#d-versions tr[data-version="1.4.0"]');
+    await version.waitFor();
+    expect(await page.locator('#d-title').innerText()).toBe('web (web)');
+    expect(await page.locator('#d-summary').innerText()).toBe('5 targets · systems: board');
+    expect(await version.innerText()).toMatch(
+      /ready[\s\S]*on 1\.4\.0: 2 of 5[\s\S]*(pending 3[\s\S]*succeeded 2|succeeded 2[\s\S]*pending 3)/,
+    );
+    const staging = page.locator('#d-environments tr[data-environment="staging"]');
+    expect(await staging.innerText()).toMatch(/on 1\.4\.0: 2 of 2[\s\S]*succeeded 2/);
+    const production = page.locator('#d-environments tr[data-environment="production"]');
+    expect(await production.innerText()).toMatch(
+      /no version yet: 3 of 3[\s\S]*pending 3[\s\S]*0 of 1 approvals/,
+    );
+    const releases = page.locator('#d-releases tr[data-release]');
+    expect(await releases.count()).toBe(5);
+    const rows = (await releases.allInnerTexts()).map((row) => row.split('\t').slice(1, 5).join(' '));
+    expect(
+      rows.filter((row) => row.startsWith('1.4.0 staging web-staging-') && row.endsWith('succeeded')),
+    ).toHaveLength(2);
+    expect(
+      rows.filter((row) => row.startsWith('1.4.0 production web-prod-') && row.endsWith('pending')),
+    ).toHaveLength(3);
+    expect(await releases.first().locator('a', { hasText: 'workflow' }).getAttribute('href')).toMatch(
+      /^http:\/\/temporal-ui\.test\/namespaces\/default\/workflows\/release%2F/,
+    );
+    expect(await page.locator('#deployment').innerText()).not.toMatch(/completed/);
     await context.close();
   }, 60_000);
 
