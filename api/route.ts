@@ -6,6 +6,7 @@ import { ValidationError, type FieldIssue } from '../domain/errors';
 import { authorize } from './middleware/auth';
 import { strictBody } from './strictBody';
 import type { Principal } from '../domain/principal';
+import { isPageBody, pageJson } from './pageJson';
 
 /**
  * One declaration per endpoint: the zod schemas validate the request and generate the OpenAPI
@@ -125,7 +126,10 @@ export function route<
       const body = parse(strictSpecBody, ctx.request.body, 'body');
       const result = await spec.handle(ctx, { params, query, body } as never);
       ctx.status = result.status;
-      if (result.body !== undefined) ctx.body = result.body;
+      if (isPageBody(result.body)) {
+        ctx.type = 'application/json';
+        ctx.body = await pageJson(result.body);
+      } else if (result.body !== undefined) ctx.body = result.body;
     },
   };
 }
