@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { UnavailableError } from '../domain/errors';
 import { regoPackage, type RegoEngine, type RegoSession } from '../domain/planValidation';
-import { FairSlots } from './fairSlots';
+import { FairSlots } from '../domain/fairSlots';
 import { findOnPath, isExecutable, run, temporalCacheDir } from './temporalCli';
 
 /**

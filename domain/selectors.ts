@@ -288,11 +288,11 @@ export class RequestBudget {
  * request's answers 422 (OverBudgetError) with what was measured, instead of not matching: the
  * caller learns its query was too expensive rather than getting a wrong answer.
  */
-export class CelQuery {
+export class CelQuery<S extends SelectorScope = SelectorScope> {
   private readonly compiled: Compiled;
 
   constructor(
-    readonly scope: SelectorScope,
+    readonly scope: S,
     readonly expression: string,
     readonly budget = new RequestBudget(),
   ) {
@@ -387,3 +387,12 @@ export const selectorContext = {
     config: v.config,
   }),
 };
+
+/** The scopes whose expressions select one kind of stored record: list filters, selector inputs. */
+export type RecordScope = keyof typeof selectorContext;
+
+/** What an expression of a record scope sees of one record. */
+export function recordContext(scope: RecordScope, record: unknown): SelectorContext {
+  const fields = selectorContext[scope] as (record: unknown) => unknown;
+  return { [scope]: fields(record) };
+}

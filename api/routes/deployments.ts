@@ -1,6 +1,5 @@
 import type { Deployment } from '../../db/entities';
 import type { Stores } from '../../db/stores';
-import { selectorContext } from '../../domain/selectors';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from '../schemas/deployment';
@@ -57,7 +56,7 @@ export const deploymentRoutes = [
     present,
     detail: { schema: DeploymentDetailSchema, load: detail },
     listItem: { schema: DeploymentListItemSchema, present: withSystems },
-    filter: { scope: 'deployment', context: (d) => ({ deployment: selectorContext.deployment(d) }) },
+    filter: { scope: 'deployment' },
     selectors: (d) => [
       { path: 'resourceSelector', scope: 'resource', expression: d.resourceSelector },
       { path: 'jobAgentSelector', scope: 'jobAgent', expression: d.jobAgentSelector },

@@ -1,6 +1,5 @@
 import type { Environment } from '../../db/entities';
 import type { Stores } from '../../db/stores';
-import { selectorContext } from '../../domain/selectors';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { EnvironmentBody, EnvironmentParams } from '../schemas/environment';
@@ -34,7 +33,7 @@ export const environmentRoutes = [
     duplicate: 'Duplicate name',
     store: (stores) => stores.environments,
     present,
-    filter: { scope: 'environment', context: (e) => ({ environment: selectorContext.environment(e) }) },
+    filter: { scope: 'environment' },
     selectors: (e) => [{ path: 'resourceSelector', scope: 'resource', expression: e.resourceSelector }],
   }),
   route({

@@ -2,12 +2,7 @@ import type { ZodObject, ZodType } from 'zod';
 import type { Stores } from '../../db/stores';
 import type { Upserted } from '../../db/stores/common';
 import type { Page, PageRequest } from '../../domain/pagination';
-import {
-  CelQuery,
-  type HeldSelector,
-  type SelectorContext,
-  type SelectorScope,
-} from '../../domain/selectors';
+import { CelQuery, type HeldSelector, type RecordScope } from '../../domain/selectors';
 import { route, type ResponseSpec, type Route } from '../route';
 import {
   accepted,
@@ -27,7 +22,7 @@ export interface RecordStore<R> {
   create?(workspaceId: string, input: never): Promise<R>;
   upsert(workspaceId: string, id: string, input: never): Promise<Upserted<R>>;
   get(workspaceId: string, id: string): Promise<R>;
-  list(workspaceId: string, page: PageRequest, matches?: (record: R) => boolean): Promise<Page<R>>;
+  list(workspaceId: string, page: PageRequest, filter?: CelQuery<RecordScope>): Promise<Page<R>>;
   /** Answers the deleted record, or nothing. */
   delete(workspaceId: string, id: string): Promise<R | void>;
 }
@@ -57,7 +52,7 @@ export interface RecordRoutesSpec<R> {
   /** DELETE answers the deleted record as shown (Ctrlplane's policies), not `{id, message}`; its store returns it. */
   deleteAnswersRecord?: boolean;
   /** A `cel` filter on the list, over this identifier. */
-  filter?: { scope: SelectorScope; context: (record: R) => SelectorContext };
+  filter?: { scope: RecordScope };
   duplicate?: string;
   /** A GET of one record that shows more than the list does. */
   detail?: { schema: ZodType; load: (stores: Stores, workspaceId: string, id: string) => Promise<unknown> };
@@ -162,9 +157,9 @@ function listRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
     },
     async handle(ctx, { params, query }) {
       const cel = (query as { cel?: string }).cel;
-      const celQuery = filter && cel ? new CelQuery(filter.scope, cel) : undefined;
-      const matches = celQuery ? (record: R) => celQuery.matches(filter!.context(record)) : undefined;
-      const page = await spec.store(ctx.state.stores).list(params.workspaceId, query, matches);
+      const page = await spec
+        .store(ctx.state.stores)
+        .list(params.workspaceId, query, filter && cel ? new CelQuery(filter.scope, cel) : undefined);
       const items = spec.listItem
         ? await withSelectorWarnings(
             ctx.state.stores,

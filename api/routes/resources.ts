@@ -1,7 +1,7 @@
 import type { Resource } from '../../db/entities';
 import type { Stores } from '../../db/stores';
 import { ValidationError } from '../../domain/errors';
-import { CelQuery, selectorContext } from '../../domain/selectors';
+import { CelQuery } from '../../domain/selectors';
 import { callerWorkspace, route } from '../route';
 import {
   accepted,
@@ -123,11 +123,7 @@ export const resourceRoutes = [
     responses: { 200: { description: 'Resources', schema: pageOf(ResourceSchema, 'ResourcePage') } },
     async handle(ctx, { params, query }) {
       const filter = query.cel ? new CelQuery('resource', query.cel) : undefined;
-      const page = await ctx.state.stores.resources.list(
-        params.workspaceId,
-        query,
-        filter ? (r) => filter.matches({ resource: selectorContext.resource(r) }) : undefined,
-      );
+      const page = await ctx.state.stores.resources.list(params.workspaceId, query, filter);
       return { status: 200, body: { ...page, items: await presentResources(ctx.state.stores, page.items) } };
     },
   }),

@@ -1,4 +1,4 @@
-import { CelQuery, selectorContext } from '../../domain/selectors';
+import { CelQuery } from '../../domain/selectors';
 import { route } from '../route';
 import { pageOf, pageResponse } from '../schemas/common';
 import { DeploymentParams } from '../schemas/deployment';
@@ -46,10 +46,9 @@ export const versionRoutes = [
     },
     async handle(ctx, { params, query }) {
       const { cel, status } = query;
-      const filter = cel ? new CelQuery('version', cel) : undefined;
       const page = await ctx.state.stores.versions.list(params.workspaceId, params.deploymentId, query, {
         status,
-        matches: filter ? (v) => filter.matches({ version: selectorContext.version(v) }) : undefined,
+        ...(cel ? { cel: new CelQuery('version', cel) } : {}),
       });
       return { status: 200, body: pageResponse(page, toDeploymentVersion) };
     },

@@ -2,6 +2,9 @@ import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { CelQuery, RecordScope } from '../../domain/selectors';
+import { recordOf, type RowShape, type StoredRow } from '../../engine/selectors/celRows';
+import { celThreads } from '../../engine/selectors/celThreads';
 import { paced } from '../../engine/selectors/pace';
 import { uuidArray } from '../sql';
 
@@ -48,23 +51,24 @@ export const FILTER_SCAN_LIMIT = 10_000;
 /** Records a CEL-filtered list orders at a time (ids only). */
 export const FILTER_BATCH = 500;
 /**
- * Stored bytes (as PostgreSQL keeps them, often compressed) read and turned into records at a time:
- * turning a row into a record is CPU work that cannot be paced, so large records are read a few at
- * a time (a record of the largest size alone).
+ * Stored bytes (as PostgreSQL keeps them, often compressed) read and judged at a time: what a scan
+ * holds in memory and sends to a CEL thread at once (a record of the largest size alone).
  */
 export const FILTER_READ_BYTES = 64 * 1024;
 
 /**
- * A page of the records matching a CEL filter. CEL runs in the application, so the filter goes
- * through the records in order — their ids `FILTER_BATCH` at a time, the records themselves a few
- * hundred kilobytes at a time (outside the identity map, so only the page's matches stay in
- * memory) — and counts the matches, up to `FILTER_SCAN_LIMIT` records: past that the page says
- * `scanLimit` and its total counts the matches among the records read.
+ * A page of the records matching a CEL filter given with a request. CEL runs in the application, so
+ * the filter goes through the records in order — their ids `FILTER_BATCH` at a time, the records
+ * themselves a few hundred kilobytes at a time — and counts the matches, up to `FILTER_SCAN_LIMIT`
+ * records: past that the page says `scanLimit` and its total counts the matches among the records read.
+ *
+ * The rows are read with their JSON as text and judged on the process's CEL threads
+ * (engine/selectors/celThreads.ts): parsing a large record and evaluating it never run on the event
+ * loop, only the page's own matches are parsed here (in paced slices, engine/selectors/pace.ts), and
+ * nothing else is kept in memory. A filter past its budget ends the scan (OverBudgetError, 422).
  *
  * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
- * does not, so a key taken from the last record read could skip or repeat records. The scan runs in
- * the workspace's turns of paced CPU work (engine/selectors/pace.ts), so other requests are served between its
- * slices; `matches` may throw to end it (a filter over its budget answers 422).
+ * does not, so a key taken from the last record read could skip or repeat records.
  */
 export async function listFiltered<T extends { id: string }>(
   em: EntityManager,
@@ -72,10 +76,10 @@ export async function listFiltered<T extends { id: string }>(
   schema: EntitySchema<T, never>,
   where: FilterQuery<T>,
   page: PageRequest,
-  matches: ((record: T) => boolean) | undefined,
+  filter: CelQuery<RecordScope> | undefined,
   order: 'asc' | 'desc' = 'asc',
 ): Promise<Page<T>> {
-  if (!matches) return listPage(em, schema, where, page, order);
+  if (!filter) return listPage(em, schema, where, page, order);
   const scan = scannedRecords(em, schema);
   return paced(workspaceId, async (pacer) => {
     const items: T[] = [];
@@ -95,16 +99,15 @@ export async function listFiltered<T extends { id: string }>(
       ).map((record) => record.id);
       scanned += ids.length;
       for (const group of await readGroups(em, scan.table, scan.columns, ids)) {
-        const rows = new Map((await pacer.read(() => scan.read(group))).map((row) => [row.id, row]));
-        for (const id of group) {
-          const row = rows.get(id);
-          await pacer.pace();
-          const record = row && scan.recordOf(row);
-          if (!record) continue;
-          // Parsing a large record and evaluating it are each up to a slice's worth: a turn between them.
-          await pacer.pace();
-          if (!matches(record)) continue;
-          if (total >= page.offset && items.length < page.limit) items.push(record);
+        const byId = new Map((await pacer.read(() => scan.read(group))).map((row) => [row.id, row]));
+        const rows = group.flatMap((id) => byId.get(id) ?? []);
+        const matched = await celThreads().matchRows(workspaceId, filter, rows, scan.shape);
+        for (const [index, row] of rows.entries()) {
+          if (!matched[index]) continue;
+          if (total >= page.offset && items.length < page.limit) {
+            await pacer.pace();
+            items.push(recordOf<T>(row, scan.shape));
+          }
           total++;
         }
       }
@@ -117,10 +120,11 @@ export async function listFiltered<T extends { id: string }>(
 
 /**
  * Rows as a filter reads them: the record's fields under their property names, JSON values as text,
- * turned into the record (`recordOf`) within the scan's slices. Parsing a large JSON value is the
- * dearest part of reading a record; left to the driver and the ORM, it would run as the rows arrive,
- * outside any slice, and the ORM would serialize it again for its change tracking. The records are
- * plain objects of the entity's shape (its properties are all scalar), kept out of the identity map.
+ * timestamps as epoch milliseconds (`shape` says which), turned into records off the event loop or
+ * within the scan's slices. Left to the driver and the ORM, parsing would run as the rows arrive,
+ * outside any slice, and the ORM would serialize each value again for its change tracking. The
+ * records are plain objects of the entity's shape (its properties are all scalar), kept out of the
+ * identity map.
  */
 function scannedRecords<T extends { id: string }>(em: EntityManager, schema: EntitySchema<T, never>) {
   const meta = em.getMetadata().get(schema.meta.className);
@@ -129,14 +133,12 @@ function scannedRecords<T extends { id: string }>(em: EntityManager, schema: Ent
   );
   const typed = (pattern: RegExp) =>
     props.filter((prop) => pattern.test(prop.columnTypes?.[0] ?? '')).map((prop) => prop.name);
-  const json = typed(/^jsonb?$/);
-  // Timestamps as epoch milliseconds: what a record's `Date` holds, read without the driver's parsing.
-  const dates = typed(/^timestamp/);
+  const shape: RowShape = { json: typed(/^jsonb?$/), dates: typed(/^timestamp/) };
   const select = props
     .map((prop) => {
       const column = `"${prop.fieldNames[0]}"`;
-      if (json.includes(prop.name)) return `${column}::text AS "${prop.name}"`;
-      if (dates.includes(prop.name))
+      if (shape.json.includes(prop.name)) return `${column}::text AS "${prop.name}"`;
+      if (shape.dates.includes(prop.name))
         return `(extract(epoch FROM ${column}) * 1000)::float8 AS "${prop.name}"`;
       return `${column} AS "${prop.name}"`;
     })
@@ -144,17 +146,11 @@ function scannedRecords<T extends { id: string }>(em: EntityManager, schema: Ent
   return {
     table: meta.tableName,
     columns: props.map((prop) => prop.fieldNames[0]!),
+    shape,
     read: (ids: string[]) =>
-      em.execute<({ id: string } & Record<string, unknown>)[]>(
-        `SELECT ${select} FROM "${meta.tableName}" WHERE id = ANY(?::uuid[])`,
-        [uuidArray(ids)],
-      ),
-    recordOf: (row: Record<string, unknown>): T => {
-      const record = { ...row };
-      for (const name of json) if (typeof record[name] === 'string') record[name] = JSON.parse(record[name]);
-      for (const name of dates) if (typeof record[name] === 'number') record[name] = new Date(record[name]);
-      return record as T;
-    },
+      em.execute<StoredRow[]>(`SELECT ${select} FROM "${meta.tableName}" WHERE id = ANY(?::uuid[])`, [
+        uuidArray(ids),
+      ]),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { CelQuery } from '../../domain/selectors';
 import { DeploymentSchema, type Deployment, type JobAgentEntry } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
@@ -100,12 +101,8 @@ export class DeploymentStore {
     return found[0]!;
   }
 
-  list(
-    workspaceId: string,
-    page: PageRequest,
-    matches?: (deployment: Deployment) => boolean,
-  ): Promise<Page<Deployment>> {
-    return listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, matches);
+  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'deployment'>): Promise<Page<Deployment>> {
+    return listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, filter);
   }
 
   /** The systems each deployment is linked to. */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { CelQuery } from '../../domain/selectors';
 import { EnvironmentSchema, type Environment } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
@@ -65,12 +66,8 @@ export class EnvironmentStore {
     return linkedSystemIds(this.em, 'environment', environmentIds);
   }
 
-  list(
-    workspaceId: string,
-    page: PageRequest,
-    matches?: (environment: Environment) => boolean,
-  ): Promise<Page<Environment>> {
-    return listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, matches);
+  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'environment'>): Promise<Page<Environment>> {
+    return listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, filter);
   }
 
   delete(workspaceId: string, id: string): Promise<void> {

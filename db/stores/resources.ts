@@ -2,6 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { CelQuery } from '../../domain/selectors';
 import { isRedactedMarker } from '../../domain/sensitive';
 import {
   ResourceProviderSchema,
@@ -309,19 +310,8 @@ export class ResourceStore {
     return resource;
   }
 
-  list(
-    workspaceId: string,
-    page: PageRequest,
-    matches?: (resource: Resource) => boolean,
-  ): Promise<Page<Resource>> {
-    return listFiltered(
-      this.em,
-      workspaceId,
-      ResourceSchema,
-      { workspaceId, deletedAt: null },
-      page,
-      matches,
-    );
+  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'resource'>): Promise<Page<Resource>> {
+    return listFiltered(this.em, workspaceId, ResourceSchema, { workspaceId, deletedAt: null }, page, filter);
   }
 
   /** Variables of each resource, as stored (sensitive ones sealed). */

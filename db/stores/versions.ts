@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
+import type { CelQuery } from '../../domain/selectors';
 import { becomesReady, canMoveVersion, type VersionStatus } from '../../domain/versionStatus';
 import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../entities';
 import { conflictOnDuplicate } from '../errors';
@@ -145,7 +146,7 @@ export class VersionStore {
     workspaceId: string,
     deploymentId: string,
     page: PageRequest,
-    filter: { status?: VersionStatus; matches?: (version: DeploymentVersion) => boolean } = {},
+    filter: { status?: VersionStatus; cel?: CelQuery<'version'> } = {},
   ): Promise<Page<VersionWithDependencies>> {
     await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
     const where = filter.status ? { deploymentId, status: filter.status } : { deploymentId };
@@ -155,7 +156,7 @@ export class VersionStore {
       DeploymentVersionSchema,
       where,
       page,
-      filter.matches,
+      filter.cel,
       'desc',
     );
     return { ...versions, items: await withDependencies(this.em, versions.items) };

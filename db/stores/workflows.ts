@@ -251,31 +251,38 @@ export class WorkflowStore {
     budget: RequestBudget,
   ): Promise<RunResource[]> {
     const page = { limit: MAX_SELECTED_ENTITIES + 1, offset: 0 };
-    const query = new CelQuery(input.entityType, input.expression, budget);
     let found: RunResource[];
     if (input.entityType === 'resource') {
+      const query = new CelQuery('resource', input.expression, budget);
       const matched = await listFiltered(
         this.em,
         workspaceId,
         ResourceSchema,
         { workspaceId, deletedAt: null },
         page,
-        (r) => query.matches({ resource: selectorContext.resource(r) }),
+        query,
       );
       found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
     } else if (input.entityType === 'environment') {
+      const query = new CelQuery('environment', input.expression, budget);
       const matched = await listFiltered(
         this.em,
         workspaceId,
         EnvironmentSchema,
         { workspaceId },
         page,
-        (e) => query.matches({ environment: selectorContext.environment(e) }),
+        query,
       );
       found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
     } else {
-      const matched = await listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, (d) =>
-        query.matches({ deployment: selectorContext.deployment(d) }),
+      const query = new CelQuery('deployment', input.expression, budget);
+      const matched = await listFiltered(
+        this.em,
+        workspaceId,
+        DeploymentSchema,
+        { workspaceId },
+        page,
+        query,
       );
       found = matched.items.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
     }

@@ -1,4 +1,4 @@
-import { FairSlots } from '../../cli/fairSlots';
+import { FairSlots } from '../../domain/fairSlots';
 
 /** Acquires a slot and notes, in `granted`, when it comes. */
 function take(slots: FairSlots, tenant: string, granted: string[], label = tenant) {
