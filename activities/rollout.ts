@@ -25,11 +25,16 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
     /**
-     * Batches of a version's rollout from the cursor `after`, for up to 20 s; returns the cursor
-     * of the next batch, if there is one.
+     * Batches of a version's rollout from the cursor `after`, for up to 20 s (`forMs`: 0 takes one
+     * batch); returns the cursor of the next batch, if there is one.
      */
-    async rollOutVersionBatches(input: { versionId: string; after?: string; batchSize: number }) {
-      const until = Date.now() + BATCHES_FOR_MS;
+    async rollOutVersionBatches(input: {
+      versionId: string;
+      after?: string;
+      batchSize: number;
+      forMs?: number;
+    }) {
+      const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
       let after = input.after;
       let created = 0;
       do {
@@ -40,9 +45,12 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
       return { next: after, created };
     },
 
-    /** Batches of a workspace's new release targets, for up to 20 s; `more` when others may be waiting. */
-    async rollOutPendingTargets(input: { workspaceId: string; batchSize: number }) {
-      const until = Date.now() + BATCHES_FOR_MS;
+    /**
+     * Batches of a workspace's new release targets, for up to 20 s (`forMs`: 0 takes one batch);
+     * `more` when others may be waiting.
+     */
+    async rollOutPendingTargets(input: { workspaceId: string; batchSize: number; forMs?: number }) {
+      const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
       let created = 0;
       let more: boolean;
       do {

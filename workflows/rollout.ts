@@ -1,12 +1,29 @@
-import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { HEARTBEAT_TIMEOUT, wakeSignal } from './definitions';
 
-const { rollOutVersionBatches, rollOutPendingTargets } = proxyActivities<Activities>({
+const BATCH_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+
+const batches = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: BATCH_RETRY,
 });
+
+/**
+ * A rollout's first batch, run by the worker in the workflow task that starts the rollout: the
+ * first jobs of a version (or of new targets) need no trip through the task queue for an activity,
+ * which on a busy server is two waits of most of a second each (docs/design.md "Hot path in SQL").
+ */
+const firstBatch = proxyLocalActivities<Activities>({ startToCloseTimeout: '1 minute', retry: BATCH_RETRY });
+const FIRST_BATCH_LOCAL = 'rollout-first-batch-local';
 
 /** Targets per batch: one transaction each (releases, their jobs, their workflows' starts). */
 export const ROLLOUT_BATCH_SIZE = 500;
@@ -29,10 +46,12 @@ export async function versionRolloutWorkflow(input: VersionRolloutInput): Promis
   let after = input.after;
   let releaseCount = input.releaseCount ?? 0;
   for (let step = 0; ; step++) {
-    const result = await rollOutVersionBatches({
+    const local = step === 0 && input.after === undefined && patched(FIRST_BATCH_LOCAL);
+    const result = await (local ? firstBatch : batches).rollOutVersionBatches({
       versionId: input.versionId,
       after,
       batchSize: ROLLOUT_BATCH_SIZE,
+      ...(local ? { forMs: 0 } : {}),
     });
     releaseCount += result.created;
     after = result.next;
@@ -63,9 +82,11 @@ export async function targetRolloutWorkflow(input: TargetRolloutInput): Promise<
   let releases = input.releases ?? 0;
   for (let step = 0; ; step++) {
     woken = false;
-    const result = await rollOutPendingTargets({
+    const local = step === 0 && input.releases === undefined && patched(FIRST_BATCH_LOCAL);
+    const result = await (local ? firstBatch : batches).rollOutPendingTargets({
       workspaceId: input.workspaceId,
       batchSize: ROLLOUT_BATCH_SIZE,
+      ...(local ? { forMs: 0 } : {}),
     });
     releases += result.created;
     if (!result.more && !woken) return { releases };
