@@ -4,9 +4,9 @@ import { parseReleaseTargetKey } from '../../domain/releaseTargets';
 import type { Stores } from '../../db/stores';
 import type { TargetState } from '../../db/stores/targetStates';
 import { route } from '../route';
-import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
+import { ifPresent, pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import { JobSchema, JobStatusInput, JobWithVerificationsSchema, toJob } from '../schemas/job';
-import { ReleaseSchema, toRelease } from '../schemas/release';
+import { ReleaseWithVersionSchema, toReleaseWithVersion } from '../schemas/release';
 import { DeploymentVersionSchema, toDeploymentVersion } from '../schemas/version';
 import { z } from '../schemas/zod';
 import { withVerifications } from './jobs';
@@ -65,31 +65,50 @@ function targetOf(key: string) {
   return ref;
 }
 
-function toState(state: TargetState, verifications: Awaited<ReturnType<typeof withVerifications>>) {
-  return {
-    releaseTarget: toReleaseTarget(state.target),
-    desiredRelease: state.desiredRelease ? toRelease(state.desiredRelease) : null,
-    currentRelease: state.currentRelease ? toRelease(state.currentRelease) : null,
-    latestJob: verifications.find((entry) => entry.job.id === state.latestJob?.id) ?? null,
-  };
-}
-
+/** The target states with their releases as Ctrlplane shows them, and their latest jobs' verifications. */
 async function presentStates(stores: Stores, states: TargetState[]) {
+  const releases = states.flatMap((state) =>
+    [state.desiredRelease, state.currentRelease].flatMap((r) => r ?? []),
+  );
+  const shown = new Map(
+    (await stores.releases.shown(releases)).map((entry) => [entry.release.id, toReleaseWithVersion(entry)]),
+  );
   const latest = await withVerifications(
     stores,
     states.flatMap((state) => (state.latestJob ? [state.latestJob] : [])),
   );
-  return states.map((state) => toState(state, latest));
+  return states.map((state) => ({
+    releaseTarget: toReleaseTarget(state.target),
+    ...ifPresent('desiredRelease', state.desiredRelease && shown.get(state.desiredRelease.id)),
+    ...ifPresent('currentRelease', state.currentRelease && shown.get(state.currentRelease.id)),
+    ...ifPresent(
+      'latestJob',
+      latest.find((entry) => entry.job.id === state.latestJob?.id),
+    ),
+  }));
 }
 
+/** A target's state: its desired and current releases and its latest job with its verifications, each absent while it has none. */
 export const ReleaseTargetStateSchema = z
   .object({
     releaseTarget: ReleaseTargetSchema,
-    desiredRelease: ReleaseSchema.nullable(),
-    currentRelease: ReleaseSchema.nullable(),
-    latestJob: JobWithVerificationsSchema.nullable(),
+    desiredRelease: ReleaseWithVersionSchema.optional(),
+    currentRelease: ReleaseWithVersionSchema.optional(),
+    latestJob: JobWithVerificationsSchema.optional(),
   })
   .openapi('ReleaseTargetState');
+
+/** In a list of states, Ctrlplane's shape: the target, and its state beside it with the latest job alone. */
+const ReleaseTargetWithStateSchema = z
+  .object({
+    releaseTarget: ReleaseTargetSchema,
+    state: z.object({
+      desiredRelease: ReleaseWithVersionSchema.optional(),
+      currentRelease: ReleaseWithVersionSchema.optional(),
+      latestJob: JobSchema.optional(),
+    }),
+  })
+  .openapi('ReleaseTargetWithState');
 
 export const releaseTargetStateRoutes = [
   route({
@@ -161,7 +180,7 @@ export const releaseTargetStateRoutes = [
     responses: {
       200: {
         description: 'The desired release',
-        schema: z.object({ desiredRelease: ReleaseSchema.optional() }).openapi('DesiredRelease'),
+        schema: z.object({ desiredRelease: ReleaseWithVersionSchema.optional() }).openapi('DesiredRelease'),
       },
     },
     async handle(ctx, { params }) {
@@ -170,10 +189,10 @@ export const releaseTargetStateRoutes = [
         targetOf(params.releaseTargetKey),
         params.releaseTargetKey,
       );
-      return {
-        status: 200,
-        body: state.desiredRelease ? { desiredRelease: toRelease(state.desiredRelease) } : {},
-      };
+      const [shown] = await ctx.state.stores.releases.shown(
+        state.desiredRelease ? [state.desiredRelease] : [],
+      );
+      return { status: 200, body: shown ? { desiredRelease: toReleaseWithVersion(shown) } : {} };
     },
   }),
   route({
@@ -221,7 +240,7 @@ export const releaseTargetStateRoutes = [
     query: pageQuery(),
     body: z.object({ deploymentId: z.uuid(), environmentId: z.uuid() }).openapi('ReleaseTargetStateQuery'),
     responses: {
-      200: { description: 'States', schema: pageOf(ReleaseTargetStateSchema, 'ReleaseTargetStatePage') },
+      200: { description: 'States', schema: pageOf(ReleaseTargetWithStateSchema, 'ReleaseTargetStatePage') },
     },
     async handle(ctx, { params, query, body }) {
       const page = await ctx.state.stores.targetStates.forDeploymentAndEnvironment(
@@ -230,7 +249,13 @@ export const releaseTargetStateRoutes = [
         body.environmentId,
         query,
       );
-      return { status: 200, body: { ...page, items: await presentStates(ctx.state.stores, page.items) } };
+      const items = (await presentStates(ctx.state.stores, page.items)).map(
+        ({ releaseTarget, latestJob, ...releases }) => ({
+          releaseTarget,
+          state: { ...releases, ...ifPresent('latestJob', latestJob?.job) },
+        }),
+      );
+      return { status: 200, body: { ...page, items } };
     },
   }),
   route({

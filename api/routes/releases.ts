@@ -7,8 +7,10 @@ import {
   ReleaseListQuery,
   ReleaseParams,
   ReleaseSchema,
+  ReleaseWithVersionSchema,
   toApproval,
   toRelease,
+  toReleaseWithVersion,
   UserApprovalRecordsBody,
 } from '../schemas/release';
 import { VersionParams } from '../schemas/version';
@@ -72,11 +74,13 @@ export const releaseRoutes = [
     tags,
     auth: 'apiKey',
     params: ReleaseParams,
-    responses: { 200: { description: 'The release', schema: ReleaseSchema } },
+    responses: { 200: { description: 'The release', schema: ReleaseWithVersionSchema } },
     async handle(ctx, { params }) {
       return {
         status: 200,
-        body: toRelease(await ctx.state.stores.releases.get(params.workspaceId, params.releaseId)),
+        body: toReleaseWithVersion(
+          await ctx.state.stores.releases.getShown(params.workspaceId, params.releaseId),
+        ),
       };
     },
   }),

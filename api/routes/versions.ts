@@ -1,3 +1,4 @@
+import { ValidationError } from '../../domain/errors';
 import { CelQuery } from '../../domain/selectors';
 import { route } from '../route';
 import { pageOf, pageResponse } from '../schemas/common';
@@ -82,11 +83,16 @@ export const versionRoutes = [
       202: { description: 'The updated version', schema: DeploymentVersionSchema },
       409: { description: 'A status move that is not allowed, or a duplicate tag' },
     },
-    async handle(ctx, { params, body }) {
+    async handle(ctx, { params, body: { id, ...changes } }) {
+      if (id !== undefined && id !== params.deploymentVersionId) {
+        throw new ValidationError('The body names another version than the path', [
+          { path: 'body.id', message: `must be ${params.deploymentVersionId}, the version this path names` },
+        ]);
+      }
       const updated = await ctx.state.stores.versions.update(
         params.workspaceId,
         params.deploymentVersionId,
-        body,
+        changes,
       );
       return { status: 202, body: toDeploymentVersion(updated) };
     },

@@ -45,12 +45,14 @@ export const VerificationSchema = z
 export const JobSchema = z
   .object({
     id: z.uuid(),
-    releaseId: z.uuid().nullable().openapi({ description: 'Null for a job of a workflow run' }),
+    releaseId: z
+      .union([z.uuid(), z.literal('')])
+      .openapi({ description: "'' for a job of a workflow run (it has no release)" }),
     workflowRunId: z
       .uuid()
       .nullable()
       .openapi({ description: 'The workflow run the job belongs to, if any' }),
-    jobAgentId: z.uuid().nullable(),
+    jobAgentId: z.union([z.uuid(), z.literal('')]).openapi({ description: "'' while the job has no agent" }),
     status: JobStatusSchema,
     externalId: z.string().optional().openapi({ description: "The agent's run id, once it reports one" }),
     message: z.string().nullable(),
@@ -116,9 +118,9 @@ export const JobParams = z.object({ workspaceId: z.uuid(), jobId: z.uuid() });
 export function toJob(job: Job): z.infer<typeof JobSchema> {
   return {
     id: job.id,
-    releaseId: job.releaseId ?? null,
+    releaseId: job.releaseId ?? '',
     workflowRunId: job.workflowRunId ?? null,
-    jobAgentId: job.jobAgentId ?? null,
+    jobAgentId: job.jobAgentId ?? '',
     status: job.status,
     ...(job.externalId !== null && job.externalId !== undefined ? { externalId: job.externalId } : {}),
     message: job.message ?? null,

@@ -1,9 +1,9 @@
-import type { Deployment, DeploymentVersion, Environment, Job, Resource } from '../../db/entities';
+import type { Deployment, Environment, Job, Resource } from '../../db/entities';
 import type { JobWithRelease } from '../../db/stores/jobs';
-import { isSealedValue, redactConfig, redactTree } from '../../db/sensitiveValues';
+import { redactConfig } from '../../db/sensitiveValues';
 import { iso, JsonObjectSchema, Timestamp } from './common';
 import { JobSchema, toJob } from './job';
-import { ReleaseSchema, toRelease } from './release';
+import { ReleaseWithVersionSchema, toReleaseWithVersion } from './release';
 import { z } from './zod';
 
 /**
@@ -13,29 +13,6 @@ import { z } from './zod';
  */
 
 const Metadata = z.record(z.string(), z.string());
-
-export const JobReleaseVersionSchema = z
-  .object({
-    id: z.uuid(),
-    name: z.string().openapi({ description: 'The tag when the version has no name' }),
-    tag: z.string(),
-    deploymentId: z.uuid(),
-    status: z.enum(['building', 'ready', 'failed']),
-    config: JsonObjectSchema,
-    jobAgentConfig: JsonObjectSchema.openapi({ description: 'Secrets show as {"sensitive": true}' }),
-    metadata: Metadata,
-    createdAt: Timestamp,
-  })
-  .openapi('JobReleaseVersion');
-
-export const JobReleaseSchema = ReleaseSchema.extend({
-  version: JobReleaseVersionSchema,
-  variables: z.record(z.string(), z.unknown()).openapi({
-    description: "The job's resolved variables that are not sensitive (an object value as {object})",
-  }),
-  encryptedVariables: z.array(z.string()).openapi({ description: 'The keys of its sensitive variables' }),
-  releaseTarget: z.object({ resourceId: z.uuid(), environmentId: z.uuid(), deploymentId: z.uuid() }),
-}).openapi('JobRelease');
 
 export const JobDeploymentSchema = z
   .object({
@@ -83,40 +60,12 @@ export const JobResourceSchema = z
 export const JobWithReleaseSchema = z
   .object({
     job: JobSchema,
-    release: JobReleaseSchema.optional().openapi({ description: "Absent for a workflow run's job" }),
+    release: ReleaseWithVersionSchema.optional().openapi({ description: "Absent for a workflow run's job" }),
     deployment: JobDeploymentSchema.optional(),
     environment: JobEnvironmentSchema.optional(),
     resource: JobResourceSchema.optional(),
   })
   .openapi('JobWithRelease');
-
-/** The job's variables as its dispatch context recorded them: values in clear, sensitive ones by key only. */
-function releaseVariables(
-  job: Job,
-): Pick<z.infer<typeof JobReleaseSchema>, 'variables' | 'encryptedVariables'> {
-  const recorded = (job.dispatchContext as { variables?: Record<string, unknown> }).variables ?? {};
-  const variables: Record<string, unknown> = {};
-  const encryptedVariables: string[] = [];
-  for (const [key, value] of Object.entries(recorded)) {
-    if (isSealedValue(value)) encryptedVariables.push(key);
-    else if (value !== null) variables[key] = typeof value === 'object' ? { object: value } : value;
-  }
-  return { variables, encryptedVariables };
-}
-
-function toJobVersion(version: DeploymentVersion): z.infer<typeof JobReleaseVersionSchema> {
-  return {
-    id: version.id,
-    name: version.name ?? version.tag,
-    tag: version.tag,
-    deploymentId: version.deploymentId,
-    status: version.status,
-    config: version.config,
-    jobAgentConfig: redactTree(version.jobAgentConfig),
-    metadata: version.metadata,
-    createdAt: iso(version.createdAt),
-  };
-}
 
 function toJobDeployment(deployment: Deployment): z.infer<typeof JobDeploymentSchema> {
   return {
@@ -174,16 +123,7 @@ export function toJobWithRelease(found: JobWithRelease | { job: Job }): z.infer<
   const { job, release } = found;
   return {
     job: toJob(job),
-    release: {
-      ...toRelease(release),
-      version: toJobVersion(found.version),
-      ...releaseVariables(job),
-      releaseTarget: {
-        resourceId: release.resourceId,
-        environmentId: release.environmentId,
-        deploymentId: release.deploymentId,
-      },
-    },
+    release: toReleaseWithVersion({ release, version: found.version, job }),
     deployment: toJobDeployment(found.deployment),
     environment: toJobEnvironment(found.environment),
     resource: toJobResource(found.resource),

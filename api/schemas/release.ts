@@ -1,7 +1,9 @@
-import type { Approval, Release } from '../../db/entities';
+import type { Approval, DeploymentVersion, Job, Release } from '../../db/entities';
+import type { ShownRelease } from '../../db/stores/releases';
+import { isSealedValue, redactTree } from '../../db/sensitiveValues';
 import { RELEASE_PHASES } from '../../domain/releases';
 import { releaseTargetKey } from '../../domain/releaseTargets';
-import { iso, isoOrNull, pageQuery, Timestamp } from './common';
+import { iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { z } from './zod';
 
 export const RuleEvaluationSchema = z.object({
@@ -61,6 +63,81 @@ export const ReleaseSchema = z
       .openapi({ description: 'Every redeploy of the release, oldest first' }),
   })
   .openapi('Release');
+
+/** A release's version as Ctrlplane's `Release` carries it. */
+export const ReleaseVersionSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string().openapi({ description: 'The tag when the version has no name' }),
+    tag: z.string(),
+    deploymentId: z.uuid(),
+    status: z.enum(['building', 'ready', 'failed']),
+    config: JsonObjectSchema,
+    jobAgentConfig: JsonObjectSchema.openapi({ description: 'Secrets show as {"sensitive": true}' }),
+    metadata: z.record(z.string(), z.string()),
+    createdAt: Timestamp,
+  })
+  .openapi('ReleaseVersion');
+
+/**
+ * A release as Ctrlplane's clients read it (`GET /releases/{id}`, a target's desired and current
+ * release, a job's release): ours, with its version, its target and its variables beside.
+ */
+export const ReleaseWithVersionSchema = ReleaseSchema.extend({
+  version: ReleaseVersionSchema,
+  variables: z.record(z.string(), z.unknown()).openapi({
+    description:
+      'The variables its latest job was given that are not sensitive (an object value as {object}); empty until it has a job',
+  }),
+  encryptedVariables: z.array(z.string()).openapi({ description: 'The keys of its sensitive variables' }),
+  releaseTarget: z.object({ resourceId: z.uuid(), environmentId: z.uuid(), deploymentId: z.uuid() }),
+}).openapi('ReleaseWithVersion');
+
+export function toReleaseWithVersion({
+  release,
+  version,
+  job,
+}: ShownRelease): z.infer<typeof ReleaseWithVersionSchema> {
+  return {
+    ...toRelease(release),
+    version: toReleaseVersion(version),
+    ...releaseVariables(job),
+    releaseTarget: {
+      resourceId: release.resourceId,
+      environmentId: release.environmentId,
+      deploymentId: release.deploymentId,
+    },
+  };
+}
+
+/** The variables a job's dispatch context recorded: values in clear, sensitive ones by key only. */
+function releaseVariables(
+  job: Job | undefined,
+): Pick<z.infer<typeof ReleaseWithVersionSchema>, 'variables' | 'encryptedVariables'> {
+  const recorded =
+    (job?.dispatchContext as { variables?: Record<string, unknown> } | undefined)?.variables ?? {};
+  const variables: Record<string, unknown> = {};
+  const encryptedVariables: string[] = [];
+  for (const [key, value] of Object.entries(recorded)) {
+    if (isSealedValue(value)) encryptedVariables.push(key);
+    else if (value !== null) variables[key] = typeof value === 'object' ? { object: value } : value;
+  }
+  return { variables, encryptedVariables };
+}
+
+function toReleaseVersion(version: DeploymentVersion): z.infer<typeof ReleaseVersionSchema> {
+  return {
+    id: version.id,
+    name: version.name ?? version.tag,
+    tag: version.tag,
+    deploymentId: version.deploymentId,
+    status: version.status,
+    config: version.config,
+    jobAgentConfig: redactTree(version.jobAgentConfig),
+    metadata: version.metadata,
+    createdAt: iso(version.createdAt),
+  };
+}
 
 export const RedeployBody = z
   .strictObject({

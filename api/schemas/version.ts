@@ -73,6 +73,10 @@ export const CreateVersionBody = z
 
 export const UpdateVersionBody = z
   .object({
+    id: z
+      .uuid()
+      .optional()
+      .openapi({ description: "The version's own id, as Ctrlplane's clients send it; no other" }),
     tag: z.string().trim().min(1).max(255).optional(),
     name: z.string().max(255).nullish(),
     status: VersionStatusSchema.optional().openapi({

@@ -2,6 +2,7 @@ import type { Job, Workflow } from '../../db/entities';
 import type { WorkflowRunWithJobs } from '../../db/stores/workflows';
 import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
+import { checkSelector, describeProblem, MAX_SELECTOR_LENGTH } from '../../domain/selectors';
 import { JsonObjectSchema, iso, isoOrNull, Name, Slug, Timestamp } from './common';
 import { JobStatusSchema } from './job';
 import { z } from './zod';
@@ -22,10 +23,25 @@ const InputDeclarationSchema = z
     z.strictObject({
       key: InputKey,
       type: z.literal('array'),
-      selector: z.strictObject({
-        entityType: z.enum(ENTITY_TYPES),
-        default: z.string().max(4096).optional().openapi({ description: 'CEL over the entity type' }),
-      }),
+      selector: z
+        .strictObject({
+          entityType: z.enum(ENTITY_TYPES),
+          default: z
+            .string()
+            .max(MAX_SELECTOR_LENGTH)
+            .optional()
+            .openapi({ description: 'CEL over the entity type' }),
+        })
+        .superRefine((selector, ctx) => {
+          const problem =
+            selector.default === undefined ? undefined : checkSelector(selector.entityType, selector.default);
+          if (problem)
+            ctx.addIssue({
+              code: 'custom',
+              path: ['default'],
+              message: `invalid CEL: ${describeProblem(problem)}`,
+            });
+        }),
     }),
     z.strictObject({
       key: InputKey,

@@ -12,6 +12,8 @@ import {
   JobSchema,
   ReleaseSchema,
   type Approval,
+  type DeploymentVersion,
+  type Job,
   type Release,
 } from '../entities';
 import { newId } from '../ids';
@@ -27,6 +29,13 @@ export interface ReleaseFilter {
   resourceId?: string;
   versionId?: string;
   phase?: ReleasePhase;
+}
+
+/** A release with what its answer shows: its version and its latest job, if it has one. */
+export interface ShownRelease {
+  release: Release;
+  version: DeploymentVersion;
+  job?: Job;
 }
 
 export interface ApprovalInput {
@@ -46,6 +55,32 @@ export class ReleaseStore {
 
   get(workspaceId: string, id: string): Promise<Release> {
     return findOwned(this.em, ReleaseSchema, workspaceId, id, 'release');
+  }
+
+  async getShown(workspaceId: string, id: string): Promise<ShownRelease> {
+    return (await this.shown([await this.get(workspaceId, id)]))[0]!;
+  }
+
+  /** Each release with its version and latest job, in order: one query per kind of record. */
+  async shown(releases: Release[]): Promise<ShownRelease[]> {
+    if (releases.length === 0) return [];
+    const versions = new Map(
+      (
+        await this.em.find(DeploymentVersionSchema, { id: [...new Set(releases.map((r) => r.versionId))] })
+      ).map((version) => [version.id, version]),
+    );
+    const latestJobs = new Map<string, Job>();
+    const jobs = await this.em.find(
+      JobSchema,
+      { releaseId: releases.map((release) => release.id) },
+      { orderBy: { createdAt: 'desc', id: 'desc' } },
+    );
+    for (const job of jobs)
+      if (job.releaseId && !latestJobs.has(job.releaseId)) latestJobs.set(job.releaseId, job);
+    return releases.map((release) => {
+      const job = latestJobs.get(release.id);
+      return { release, version: versions.get(release.versionId)!, ...(job ? { job } : {}) };
+    });
   }
 
   /** A release's approval or rejection counts for its version in its environment. */

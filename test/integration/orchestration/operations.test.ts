@@ -296,7 +296,9 @@ describe('release operations', () => {
         [200],
       );
       expect(listed.total).toBe(1);
-      expect(listed.items[0].currentRelease.id).toBe(release.id);
+      expect(listed.items[0].state.currentRelease.id).toBe(release.id);
+      expect(listed.items[0].state.currentRelease.version.tag).toBe('1.0.0');
+      expect(listed.items[0].state.latestJob.status).toBe('successful');
 
       // Issue 13 (13): probe headers are sealed at rest, sent only with the probe, shown redacted.
       expect(probeAuthorizations).toContain('Bearer probe-secret-123');

@@ -94,6 +94,52 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
     expect(body.items.map((item) => item.id)).toEqual([job.id]);
   });
 
+  it("answers releases as Ctrlplane's Release: a release by id, a target's desired release and its state", async () => {
+    const job = agent.jobs[0]!;
+    const release = (await expectValidBody('getRelease', `${ws()}/releases/${job.releaseId}`)) as {
+      id: string;
+      version: { id: string; tag: string };
+      variables: Record<string, unknown>;
+      releaseTarget: { resourceId: string };
+    };
+    expect(release).toMatchObject({
+      id: job.releaseId,
+      variables: { REGION: 'eu-west-1' },
+      releaseTarget: { resourceId: job.resourceId },
+    });
+    const key = `${job.resourceId}-${job.environmentId}-${job.deploymentId}`;
+    const desired = (await expectValidBody(
+      'getReleaseTargetDesiredRelease',
+      `${ws()}/release-targets/${key}/desired-release`,
+    )) as { desiredRelease: { id: string; version: { id: string } } };
+    expect(desired.desiredRelease).toMatchObject({ id: job.releaseId, version: { id: release.version.id } });
+    const state = (await expectValidBody(
+      'getReleaseTargetState',
+      `${ws()}/release-targets/${key}/state`,
+    )) as {
+      desiredRelease: { id: string };
+      latestJob: { job: { id: string } };
+    };
+    expect(state).toMatchObject({
+      desiredRelease: { id: job.releaseId },
+      latestJob: { job: { id: job.id } },
+    });
+    expect(state).not.toHaveProperty('currentRelease');
+
+    const res = await stack.http
+      .post(`${ws()}/release-targets/state`)
+      .set(stack.auth)
+      .send({ deploymentId: job.deploymentId, environmentId: job.environmentId });
+    expect(res.status).toBe(200);
+    expect(validator.errors('getReleaseTargetStates', 200, res.body)).toEqual([]);
+    const listed = res.body as {
+      items: { releaseTarget: { resourceId: string }; state: { latestJob: { id: string } } }[];
+    };
+    expect(listed.items.map((item) => item.state.latestJob.id).sort()).toEqual(
+      agent.jobs.map((j) => j.id).sort(),
+    );
+  });
+
   it('answers the workspace list as a WorkspaceList', async () => {
     const body = (await expectValidBody('listWorkspaces', '/v1/workspaces')) as {
       workspaces: { id: string }[];
@@ -251,9 +297,14 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
       'requestDeploymentVersionUpdate',
       'patch',
       `${ws()}/deploymentversions/${created.id as string}`,
-      { status: 'failed' },
+      { id: created.id, status: 'failed' },
     );
     expect(updated.dependencies).toEqual(dependencies);
+    const elsewhere = await stack.http
+      .patch(`${ws()}/deploymentversions/${created.id as string}`)
+      .set(stack.auth)
+      .send({ id: randomUUID(), name: 'moved' });
+    expect(elsewhere.status).toBe(400);
     const listed = (await expectValidBody(
       'listDeploymentVersions',
       `${ws()}/deployments/${job.deploymentId}/versions`,

@@ -100,6 +100,15 @@ describe('workflows', () => {
       backup('Bad ref', { jobAgents: [{ name: 'x', ref: 'no-such-agent', config: {}, selector: 'true' }] }),
       backup('Bad CEL', { jobAgents: [{ name: 'x', ref: runner, config: {}, selector: 'inputs.' }] }),
       backup('Bad default', { inputs: [{ key: 'n', type: 'number', default: 'ten' }] }),
+      backup('Bad selector default', {
+        inputs: [
+          {
+            key: 'targets',
+            type: 'array',
+            selector: { entityType: 'resource', default: 'resource.knd == "x"' },
+          },
+        ],
+      }),
       backup('Twice', {
         inputs: [
           { key: 'a', type: 'string' },
@@ -128,11 +137,11 @@ describe('workflows', () => {
     expect(run.jobs).toHaveLength(1);
     expect(run.jobs[0]).toMatchObject({ jobAgentId: runner });
     const job = await api.get<{
-      releaseId: null;
+      releaseId: string;
       workflowRunId: string;
       jobAgentConfig: Record<string, unknown>;
     }>(`/jobs/${run.jobs[0]!.jobId}`);
-    expect(job).toMatchObject({ releaseId: null, workflowRunId: run.id });
+    expect(job).toMatchObject({ releaseId: '', workflowRunId: run.id });
     expect(job.jobAgentConfig.message).toBe('backup wf-db-1 because audit');
 
     const finished = await eventually(
