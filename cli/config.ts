@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
-import { DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
+import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
 
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
@@ -99,6 +99,7 @@ const envSchema = z.object({
   TEMPORAL_UI_URL: optionalString.pipe(z.url().optional()),
   TEMPORAL_CLI_PATH: optionalString,
   FLIGHTDECK_WORKER_CACHE_MB: z.coerce.number().int().min(16).max(65_536).default(DEFAULT_WORKFLOW_CACHE_MB),
+  FLIGHTDECK_WORKER_HEAP_MB: z.coerce.number().int().min(256).max(65_536).default(DEFAULT_WORKER_HEAP_MB),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
@@ -161,6 +162,8 @@ export interface Config {
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
   egress: EgressPolicy;
   worker: {
+    /** The V8 heap `flightdeck start` gives its worker process (worker/tuning.ts). */
+    heapMb: number;
     /**
      * The worker's metrics listener (plain HTTP, the metrics token if set): only when
      * FLIGHTDECK_METRICS_PORT is set to a port for the worker.
@@ -254,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
     worker: {
+      heapMb: e.FLIGHTDECK_WORKER_HEAP_MB,
       metricsListener:
         typeof metricsPort === 'number' ? { host: e.FLIGHTDECK_METRICS_HOST, port: metricsPort } : undefined,
     },

@@ -29,6 +29,16 @@ export const CACHED_WORKFLOW_KB = 350;
  */
 export const DEFAULT_WORKFLOW_CACHE_MB = 100;
 
+/**
+ * The worker's V8 heap, as `flightdeck start` runs it (FLIGHTDECK_WORKER_HEAP_MB). Left to itself V8
+ * lets the heap of a worker starting 20,000 releases grow to several times what it holds live; the
+ * cache above, the lease and rollout workers' caches and a rollout's batches stay well under this.
+ * bench/trailing (two 10,000-target fan-outs, then a version, an approval and 1,000 expiring leases
+ * while the starts trail): the worker's peak RSS 899–927 MB without a limit, 560 MB at 512 and
+ * 518 MB at 384, with the fan-outs, the version behind the trailing work and the reaper no slower.
+ */
+export const DEFAULT_WORKER_HEAP_MB = 512;
+
 /** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
 export function cachedWorkflowsFor(cacheMb: number): number {
   return Math.max(WORKFLOW_TASK_SLOTS, Math.floor((cacheMb * 1024) / CACHED_WORKFLOW_KB));

@@ -149,6 +149,7 @@ async function spawnRoles(
     },
     niceness: BACKGROUND_NICENESS,
     graceMs: WORKER_GRACE_MS,
+    heapMb: config.worker.heapMb,
   });
   const api = spawnRole('api', {
     env: {
