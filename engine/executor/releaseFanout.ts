@@ -66,6 +66,42 @@ const TARGET_SELECT = `
       ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
     ${DEPLOYED_VERSION_JOIN('s', 'dv')}`;
 
+/**
+ * Stored bytes of resource configuration and metadata that one batch reads at most (and at least one
+ * target): a batch holds its targets' resources several times over while it runs (their rows, the
+ * releases' facts, the jobs' plan inputs), so a workspace of very large resources gets smaller batches
+ * rather than a worker out of memory (its heap is capped, worker/tuning.ts). Sizes are as stored
+ * (`pg_column_size`, compressed), which costs nothing to read; ordinary resources, a kilobyte or two
+ * each, fill batches of 500 well under it.
+ */
+export const BATCH_RESOURCE_BYTES = 1024 * 1024;
+const RESOURCE_BYTES = 'coalesce(pg_column_size(r.config), 0) + coalesce(pg_column_size(r.metadata), 0)';
+
+/**
+ * How many of the next `size` targets in `where` fit in a batch's bytes (at least one), and whether
+ * any target comes after them.
+ */
+async function targetsWithinBytes(
+  tx: EntityManager,
+  where: string,
+  params: unknown[],
+  size: number,
+): Promise<{ limit: number; more: boolean }> {
+  const [row] = await tx.execute<{ fitting: number; candidates: number }[]>(
+    `SELECT count(*) FILTER (WHERE n = 1 OR bytes <= ?)::int AS fitting, count(*)::int AS candidates
+       FROM (SELECT row_number() OVER w AS n, sum(${RESOURCE_BYTES}) OVER w AS bytes
+               FROM release_target t LEFT JOIN resource r ON r.id = t.resource_id
+              WHERE ${where}
+             WINDOW w AS (ORDER BY t.resource_id, t.environment_id)
+              ORDER BY t.resource_id, t.environment_id
+              LIMIT ?) batch`,
+    [BATCH_RESOURCE_BYTES, ...params, size],
+  );
+  const fitting = Math.max(1, row?.fitting ?? 0);
+  const candidates = row?.candidates ?? 0;
+  return { limit: fitting, more: fitting < candidates || candidates === size };
+}
+
 const iso = (value: Date | string) => new Date(value).toISOString();
 
 /** A version on a target, in the terms of domain/eligibility.ts. */
@@ -234,12 +270,12 @@ export async function rollOutVersionBatch(
     );
     if (!version || version.status !== 'ready') return { created: 0, started: 0 };
     const [afterResource, afterEnvironment] = after ? after.split('/') : [];
+    const where = `t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}`;
+    const params = after ? [version.deployment_id, afterResource, afterEnvironment] : [version.deployment_id];
+    const { limit, more } = await targetsWithinBytes(tx, where, params, size);
     const targets = await tx.execute<TargetRow[]>(
-      `${TARGET_SELECT}
-        WHERE t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}
-        ORDER BY t.resource_id, t.environment_id
-        LIMIT ?`,
-      after ? [version.deployment_id, afterResource, afterEnvironment, size] : [version.deployment_id, size],
+      `${TARGET_SELECT} WHERE ${where} ORDER BY t.resource_id, t.environment_id LIMIT ?`,
+      [...params, limit],
     );
     const policies = await enabledPolicies(tx, version.workspace_id);
     const result = await createReleases(
@@ -250,7 +286,7 @@ export async function rollOutVersionBatch(
         .map((target) => ({ target, versionId })),
     );
     const last = targets[targets.length - 1];
-    const next = targets.length === size && last ? `${last.resourceId}/${last.environmentId}` : undefined;
+    const next = more && last ? `${last.resourceId}/${last.environmentId}` : undefined;
     const [progress] = await tx.execute<{ fanout_seconds: number | null }[]>(
       `UPDATE deployment_version
           SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
@@ -279,16 +315,27 @@ export async function rollOutPendingTargets(
   size: number,
 ): Promise<FanoutResult & { more: boolean }> {
   return em.transactional(async (tx) => {
-    const picked = await tx.execute<ReleaseTargetRef[]>(
-      `UPDATE release_target t SET rollout_pending = false
-         FROM (SELECT resource_id, environment_id, deployment_id FROM release_target
-                WHERE workspace_id = ? AND rollout_pending
-                ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED) p
-        WHERE t.resource_id = p.resource_id AND t.environment_id = p.environment_id AND t.deployment_id = p.deployment_id
-        RETURNING t.resource_id AS "resourceId", t.environment_id AS "environmentId", t.deployment_id AS "deploymentId"`,
-      [workspaceId, size],
+    // The oldest pending targets, as many as fit in a batch's bytes (BATCH_RESOURCE_BYTES).
+    const picked = await tx.execute<(ReleaseTargetRef & { candidates: number })[]>(
+      `WITH candidates AS (
+         SELECT resource_id, environment_id, deployment_id, created_at FROM release_target
+          WHERE workspace_id = ? AND rollout_pending
+          ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED),
+       sized AS (
+         SELECT c.resource_id, c.environment_id, c.deployment_id, count(*) OVER () AS candidates,
+                row_number() OVER w AS n, sum(${RESOURCE_BYTES}) OVER w AS bytes
+           FROM candidates c LEFT JOIN resource r ON r.id = c.resource_id
+         WINDOW w AS (ORDER BY c.created_at, c.resource_id, c.environment_id, c.deployment_id))
+       UPDATE release_target t SET rollout_pending = false
+         FROM sized p
+        WHERE (p.n = 1 OR p.bytes <= ?)
+          AND t.resource_id = p.resource_id AND t.environment_id = p.environment_id AND t.deployment_id = p.deployment_id
+        RETURNING t.resource_id AS "resourceId", t.environment_id AS "environmentId", t.deployment_id AS "deploymentId",
+                  p.candidates::int AS candidates`,
+      [workspaceId, size, BATCH_RESOURCE_BYTES],
     );
     if (picked.length === 0) return { created: 0, started: 0, more: false };
+    const candidates = picked[0]!.candidates;
     const targets = await tx.execute<TargetRow[]>(
       `${TARGET_SELECT}
          JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id, deployment_id)
@@ -312,6 +359,9 @@ export async function rollOutPendingTargets(
       );
       return version ? [{ target, versionId: version.id }] : [];
     });
-    return { ...(await createReleases(tx, box, choices)), more: picked.length === size };
+    return {
+      ...(await createReleases(tx, box, choices)),
+      more: candidates === size || picked.length < candidates,
+    };
   });
 }
