@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs Ctrlplane's real CLI, ctrlc, against a running Flightdeck: `apply -f` of a Resource document
 # and of a multi-document file (directly, then through a resource provider), `api get
-# release-targets -f` (the preview), `api upsert version`, `api plan version` (a deployment plan) and
-# `api get resources`. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli).
+# release-targets -f` (the preview), `api upsert version`, `api plan version` (a deployment plan),
+# `api get resources`, then `ctrlc ui` (its terminal UI, in a detached tmux session): the resources,
+# deployments, environments, versions and jobs views each drawn with this check's records and no
+# error. Not part of CI (it builds ctrlc from a checkout of ctrlplanedev/cli; the UI needs tmux).
 #
 #   npm start                                      # in another terminal, or any running Flightdeck
 #   CTRLC_SOURCE=/path/to/ctrlplanedev-cli scripts/ctrlc-check.sh
@@ -93,5 +95,45 @@ run api get release-targets -f "$work/resource.yaml"
 run api upsert version --workspace "$workspace" --deployment "$deployment" --tag "v$suffix"
 run api plan version --workspace "$workspace" --deployment "$deployment" --tag "v$suffix-next"
 run api get resources
+
+# What the pane of the tmux session shows now.
+screen() { tmux capture-pane -p -t "$session"; }
+# Opens a view the way a user does (`:` then its name) and waits for a row that shows `expected`:
+# its first 8 characters, as the UI cuts a long value to its column's width (a tag to 8).
+ui_view() {
+  local view=$1 expected=${2:0:8}
+  tmux send-keys -t "$session" ':'
+  sleep 0.5
+  tmux send-keys -t "$session" "$view" Enter
+  for _ in $(seq 1 40); do
+    if screen | grep -qE 'Error:|panic:'; then
+      echo "ctrlc ui, $view view:" >&2
+      screen >&2
+      return 1
+    fi
+    if screen | grep -qF -- "$expected"; then
+      echo "ctrlc ui: the $view view shows $expected"
+      return 0
+    fi
+    sleep 0.25
+  done
+  echo "ctrlc ui, $view view: no row with $expected after 10 s" >&2
+  screen >&2
+  return 1
+}
+echo
+echo "\$ ctrlc ui"
+session="ctrlc-ui-$suffix"
+# The pane stays after ctrlc exits, so a panic's message can still be read.
+tmux new-session -d -s "$session" -x 200 -y 50 \
+  "HOME='$HOME' '$bin' ui --url '$url' --api-key '$key' --workspace '$workspace' --refresh 0; sleep 60"
+trap 'tmux kill-session -t "$session" 2>/dev/null; rm -rf "$work"' EXIT
+sleep 2
+ui_view resources "ctrlc-a-$suffix"
+ui_view deployments "ctrlc-$suffix"
+ui_view environments "ctrlc-$suffix"
+ui_view versions "v$suffix"
+ui_view jobs "ctrlc-$suffix"
+tmux send-keys -t "$session" q
 echo
 echo "== every command succeeded"

@@ -19,7 +19,7 @@ export class CelThreads {
   private readonly idle: Worker[] = [];
   private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly size: number) {
+  constructor(size: number) {
     this.slots = new FairSlots(size, Math.max(1, size - 1));
   }
 
