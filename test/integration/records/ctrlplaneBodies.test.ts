@@ -275,6 +275,178 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
     await expectValidBody('getJobAgent', `${ws()}/job-agents/${agent.agentId}`);
   });
 
+  it('answers the other reads of the records as Ctrlplane shows them', async () => {
+    const job = agent.jobs[0]!;
+    const environment = (await stack.http.get(`${ws()}/environments/${job.environmentId}`).set(stack.auth))
+      .body as { systems: { id: string }[] };
+    const systemId = environment.systems[0]!.id;
+    const reads: [string, string][] = [
+      ['getWorkspace', `/v1/workspaces/${stack.workspaceId}`],
+      ['listJobAgents', `${ws()}/job-agents`],
+      ['getRelationshipRules', `${ws()}/relationship-rules`],
+      ['listVariableSets', `${ws()}/variable-sets`],
+      ['listWorkflows', `${ws()}/workflows`],
+      ['listDeploymentVariablesByDeployment', `${ws()}/deployments/${job.deploymentId}/variables`],
+      ['getDeploymentsForResource', `${ws()}/resources/identifier/bodies-node-0/deployments`],
+      ['getVariablesForResource', `${ws()}/resources/identifier/bodies-node-0/variables`],
+      [
+        'getReleaseTargetForResourceInDeployment',
+        `${ws()}/resources/bodies-node-0/release-targets/deployment/${job.deploymentId}`,
+      ],
+      ['getDeploymentSystemLink', `${ws()}/systems/${systemId}/deployments/${job.deploymentId}`],
+      ['getEnvironmentSystemLink', `${ws()}/systems/${systemId}/environments/${job.environmentId}`],
+    ];
+    for (const [operationId, path] of reads) await expectValidBody(operationId, path);
+  });
+
+  it('answers the writes of rules, variable sets, workflows and providers as Ctrlplane does', async () => {
+    const rule = { name: 'bodies db', reference: 'db', cel: 'to.kind == "db" && to.name == from.name' };
+    const created = await expectValidAnswer(
+      'createRelationshipRule',
+      'post',
+      `${ws()}/relationship-rules`,
+      rule,
+      201,
+    );
+    const rulePath = `${ws()}/relationship-rules/${created.id as string}`;
+    await expectValidBody('getRelationshipRule', rulePath);
+    await expectValidAnswer('requestRelationshipRuleUpsert', 'put', rulePath, { ...rule, description: 'db' });
+    await expectValidAnswer('deleteRelationship', 'delete', rulePath);
+
+    const set = { name: 'bodies set', selector: 'true', variables: [{ key: 'K', value: 'v' }] };
+    const made = await expectValidAnswer('createVariableSet', 'post', `${ws()}/variable-sets`, set, 201);
+    const setPath = `${ws()}/variable-sets/${made.id as string}`;
+    await expectValidBody('getVariableSet', setPath);
+    await expectValidAnswer('updateVariableSet', 'put', setPath, { ...set, description: 'bodies' });
+    await expectValidAnswer('deleteVariableSet', 'delete', setPath);
+
+    const workflow = await expectValidAnswer(
+      'createWorkflow',
+      'post',
+      `${ws()}/workflows`,
+      {
+        name: 'Bodies flow',
+        inputs: [{ key: 'reason', type: 'string' }],
+        jobAgents: [{ name: 'run', ref: agent.agentId, config: {}, selector: 'true' }],
+      },
+      201,
+    );
+    const workflowPath = `${ws()}/workflows/${workflow.id as string}`;
+    await expectValidBody('getWorkflow', workflowPath);
+    await expectValidBody('getWorkflowBySlug', `${ws()}/workflows/slug/${workflow.slug as string}`);
+    await expectValidAnswer(
+      'createWorkflowRun',
+      'post',
+      `${workflowPath}/runs`,
+      { inputs: { reason: 'x' } },
+      201,
+    );
+    // A workflow whose run's jobs have not ended is kept (409): the one deleted has no run.
+    const unused = await expectValidAnswer(
+      'createWorkflow',
+      'post',
+      `${ws()}/workflows`,
+      { name: 'Bodies unused', inputs: [], jobAgents: [] },
+      201,
+    );
+    await expectValidAnswer('deleteWorkflow', 'delete', `${ws()}/workflows/${unused.id as string}`);
+
+    const provider = await expectValidAnswer(
+      'requestResourceProviderUpsert',
+      'put',
+      `${ws()}/resource-providers`,
+      {
+        id: '',
+        name: 'bodies-scanner',
+      },
+    );
+    await expectValidBody('getResourceProviderByName', `${ws()}/resource-providers/name/bodies-scanner`);
+    await expectValidAnswer(
+      'setResourceProviderResources',
+      'put',
+      `${ws()}/resource-providers/${provider.id as string}/set`,
+      {
+        resources: [
+          {
+            identifier: 'bodies-scanned',
+            name: 'bodies-scanned',
+            version: 'v1',
+            kind: 'db',
+            config: {},
+            metadata: {},
+          },
+        ],
+      },
+    );
+    await expectValidBody(
+      'getResourceProviderResources',
+      `${ws()}/resource-providers/name/bodies-scanner/resources`,
+    );
+    // A provider that still owns resources is kept (400): its set is emptied first.
+    await expectValidAnswer(
+      'setResourceProviderResources',
+      'put',
+      `${ws()}/resource-providers/${provider.id as string}/set`,
+      { resources: [] },
+    );
+    await expectValidAnswer(
+      'deleteResourceProviderByName',
+      'delete',
+      `${ws()}/resource-providers/name/bodies-scanner`,
+    );
+  });
+
+  it('answers the lookups, previews and plans as Ctrlplane does', async () => {
+    const job = agent.jobs[1]!;
+    const key = `${job.resourceId}-${job.environmentId}-${job.deploymentId}`;
+    const lookups: [string, string, object, number][] = [
+      ['searchResources', `${ws()}/resources/search`, { kinds: ['service'] }, 200],
+      [
+        'previewReleaseTargetsForResource',
+        `${ws()}/release-targets/resource-preview`,
+        {
+          name: 'Preview',
+          version: 'v1',
+          kind: 'service',
+          identifier: 'bodies/preview',
+          config: {},
+          metadata: {},
+        },
+        200,
+      ],
+      ['listEligibleVersionsForReleaseTarget', `${ws()}/release-targets/${key}/eligible-versions`, {}, 200],
+      [
+        'createDeploymentPlan',
+        `${ws()}/deployments/${job.deploymentId}/plan`,
+        { version: { tag: 'planned' } },
+        200,
+      ],
+    ];
+    const answers: Record<string, Record<string, unknown>> = {};
+    for (const [operationId, path, body, status] of lookups)
+      answers[operationId] = await expectValidAnswer(operationId, 'post', path, body, status);
+    await expectValidBody(
+      'getDeploymentPlan',
+      `${ws()}/deployments/${job.deploymentId}/plan/${answers.createDeploymentPlan!.id as string}`,
+    );
+    const versionId = (
+      (await stack.http.get(`${ws()}/releases/${job.releaseId}`).set(stack.auth)).body as {
+        versionId: string;
+      }
+    ).versionId;
+    await expectValidBody(
+      'listDeploymentVersionDependencies',
+      `${ws()}/deployment-versions/${versionId}/dependencies`,
+    );
+    await expectValidAnswer(
+      'claimJob',
+      'post',
+      `${ws()}/job-agents/${agent.agentId}/jobs/${job.id}/claim`,
+      undefined,
+      200,
+    );
+  });
+
   it('answers versions with their dependencies', async () => {
     const job = agent.jobs[0]!;
     const other = (
