@@ -195,7 +195,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
       `${ws()}/systems/${systemId}/deployments/${deploymentId}`,
     );
 
-    await expectValidAnswer('requestJobAgentUpsert', 'put', `${ws()}/job-agents/${randomUUID()}`, {
+    const jobAgentId = randomUUID();
+    await expectValidAnswer('requestJobAgentUpsert', 'put', `${ws()}/job-agents/${jobAgentId}`, {
       name: 'answers-agent',
       type: 'http-pull',
       config: {},
@@ -233,10 +234,11 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
         defaultValue: 'eu',
       },
     );
+    const valueId = randomUUID();
     await expectValidAnswer(
       'requestDeploymentVariableValueUpsert',
       'put',
-      `${ws()}/deployment-variable-values/${randomUUID()}`,
+      `${ws()}/deployment-variable-values/${valueId}`,
       { deploymentVariableId: variableId, priority: 1, value: 'us' },
     );
     await expectValidAnswer(
@@ -251,6 +253,27 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
       `${ws()}/deployment-versions/${versionId}/user-approval-records`,
       { status: 'approved', environmentIds: [agent.jobs[0]!.environmentId] },
     );
+
+    // Read back, then taken apart in the reverse order.
+    await expectValidBody('getDeploymentVariable', `${ws()}/deployment-variables/${variableId}`);
+    await expectValidBody('getDeploymentVariableValue', `${ws()}/deployment-variable-values/${valueId}`);
+    const deletions: [string, string][] = [
+      [
+        'requestDeploymentVersionDependencyDeletion',
+        `/deployment-versions/${versionId}/dependencies/${deploymentId}`,
+      ],
+      ['requestDeploymentVariableValueDeletion', `/deployment-variable-values/${valueId}`],
+      ['requestDeploymentVariableDeletion', `/deployment-variables/${variableId}`],
+      ['requestResourceDeletionByIdentifier', '/resources/identifier/answers-node'],
+      ['requestJobAgentDeletion', `/job-agents/${jobAgentId}`],
+      ['unlinkDeploymentFromSystem', `/systems/${systemId}/deployments/${deploymentId}`],
+      ['unlinkEnvironmentFromSystem', `/systems/${systemId}/environments/${environmentId}`],
+      ['requestDeploymentDeletion', `/deployments/${deploymentId}`],
+      ['requestEnvironmentDeletion', `/environments/${environmentId}`],
+      ['requestSystemDeletion', `/systems/${systemId}`],
+    ];
+    for (const [operationId, path] of deletions)
+      await expectValidAnswer(operationId, 'delete', `${ws()}${path}`);
   });
 
   it('answers the records as Ctrlplane shows them, leaving out what they do not have', async () => {
@@ -339,6 +362,13 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
       'post',
       `${workflowPath}/runs`,
       { inputs: { reason: 'x' } },
+      201,
+    );
+    await expectValidAnswer(
+      'createWorkflowRunBySlug',
+      'post',
+      `${ws()}/workflows/slug/${workflow.slug as string}/runs`,
+      { inputs: { reason: 'y' } },
       201,
     );
     // A workflow whose run's jobs have not ended is kept (409): the one deleted has no run.
