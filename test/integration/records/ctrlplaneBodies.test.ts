@@ -7,6 +7,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  * Issue 26 §2: Ctrlplane's clients read our bodies. Each operation's answer is validated against the reference's
  * response schema for that operation and status, relaxed only by SPEC_WINS (test/helpers/ctrlplaneReference.ts).
  */
+const ADMIN_TOKEN = 'bodies-admin-token-0123456789abcdef';
+
 (referenceAvailable() ? describe : describe.skip)("response bodies against Ctrlplane's schemas", () => {
   let stack: TestStack;
   let agent: PullFixture;
@@ -47,7 +49,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 
   beforeAll(async () => {
     validator = new ResponseValidator();
-    stack = await startTestStack();
+    stack = await startTestStack({ adminToken: ADMIN_TOKEN });
     agent = await pullFixture(stack, 'bodies', { resources: 2, variables: { REGION: 'eu-west-1' } });
   });
   afterAll(() => stack.close());
@@ -616,6 +618,29 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
       409,
     );
     expect(renamed).toMatchObject({ code: 'DUPLICATE_SLUG', details });
+  });
+
+  it("answers the workspace administration's writes as Ctrlplane does", async () => {
+    const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+    const created = await stack.http
+      .post('/v1/workspaces')
+      .set(admin)
+      .send({ name: 'Bodies', slug: 'bodies' });
+    expect(created.status).toBe(201);
+    expect(validator.errors('createWorkspace', 201, created.body)).toEqual([]);
+    const { id, apiKey } = created.body as { id: string; apiKey: { key: string } };
+    const path = `/v1/workspaces/${id}`;
+    // A workspace is renamed with its own key; the operator deletes it.
+    const renamed = await stack.http
+      .patch(path)
+      .set({ 'x-api-key': apiKey.key })
+      .send({ name: 'Bodies renamed' });
+    expect(renamed.status).toBe(200);
+    expect(validator.errors('updateWorkspace', 200, renamed.body)).toEqual([]);
+    const deleted = await stack.http.delete(path).set(admin).expect(204);
+    // The reference's 204 has no body, and neither has ours.
+    expect(() => validator.errors('deleteWorkspace', 204, deleted.body)).toThrow(/declares no JSON body/);
+    expect(deleted.text).toBe('');
   });
 
   it('answers errors of the workspace operations with a message', async () => {
