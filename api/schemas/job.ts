@@ -2,7 +2,7 @@ import type { Job, JobVerification } from '../../db/entities';
 import { redactMetricHeaders, redactTree } from '../../db/sensitiveValues';
 import { JOB_STATUSES, normalizeJobStatus } from '../../domain/jobStatus';
 import { releaseTargetKey } from '../../domain/releaseTargets';
-import { iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
+import { ifPresent, iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { z } from './zod';
 
 export const JobStatusSchema = z.enum(JOB_STATUSES).openapi('JobStatus');
@@ -122,7 +122,7 @@ export function toJob(job: Job): z.infer<typeof JobSchema> {
     workflowRunId: job.workflowRunId ?? null,
     jobAgentId: job.jobAgentId ?? '',
     status: job.status,
-    ...(job.externalId !== null && job.externalId !== undefined ? { externalId: job.externalId } : {}),
+    ...ifPresent('externalId', job.externalId),
     message: job.message ?? null,
     attempt: job.attempt,
     deploymentId: job.deploymentId ?? null,

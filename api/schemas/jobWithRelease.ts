@@ -1,7 +1,7 @@
 import type { Deployment, Environment, Job, Resource } from '../../db/entities';
 import type { JobWithRelease } from '../../db/stores/jobs';
 import { redactConfig } from '../../db/sensitiveValues';
-import { iso, JsonObjectSchema, Timestamp } from './common';
+import { ifPresent, iso, JsonObjectSchema, Timestamp } from './common';
 import { JobSchema, toJob } from './job';
 import { ReleaseWithVersionSchema, toReleaseWithVersion } from './release';
 import { z } from './zod';
@@ -72,12 +72,8 @@ function toJobDeployment(deployment: Deployment): z.infer<typeof JobDeploymentSc
     id: deployment.id,
     name: deployment.name,
     slug: deployment.slug,
-    ...(deployment.description !== null && deployment.description !== undefined
-      ? { description: deployment.description }
-      : {}),
-    ...(deployment.resourceSelector !== null && deployment.resourceSelector !== undefined
-      ? { resourceSelector: deployment.resourceSelector }
-      : {}),
+    ...ifPresent('description', deployment.description),
+    ...ifPresent('resourceSelector', deployment.resourceSelector),
     jobAgentSelector: deployment.jobAgentSelector ?? '',
     jobAgentConfig: redactConfig(deployment.jobAgentConfig ?? {}),
     metadata: deployment.metadata,
@@ -88,12 +84,8 @@ function toJobEnvironment(environment: Environment): z.infer<typeof JobEnvironme
   return {
     id: environment.id,
     name: environment.name,
-    ...(environment.description !== null && environment.description !== undefined
-      ? { description: environment.description }
-      : {}),
-    ...(environment.resourceSelector !== null && environment.resourceSelector !== undefined
-      ? { resourceSelector: environment.resourceSelector }
-      : {}),
+    ...ifPresent('description', environment.description),
+    ...ifPresent('resourceSelector', environment.resourceSelector),
     metadata: environment.metadata,
     createdAt: iso(environment.createdAt),
   };
@@ -109,12 +101,10 @@ function toJobResource(resource: Resource): z.infer<typeof JobResourceSchema> {
     identifier: resource.identifier,
     config: resource.config,
     metadata: resource.metadata,
-    ...(resource.providerId !== null && resource.providerId !== undefined
-      ? { providerId: resource.providerId }
-      : {}),
+    ...ifPresent('providerId', resource.providerId),
     createdAt: iso(resource.createdAt),
     updatedAt: iso(resource.updatedAt),
-    ...(resource.deletedAt ? { deletedAt: iso(resource.deletedAt) } : {}),
+    ...ifPresent('deletedAt', resource.deletedAt && iso(resource.deletedAt)),
   };
 }
 

@@ -119,8 +119,17 @@ const RECENT_RELEASES = 50;
 /** Release phases as a SQL array: a phase packs beside its version's rank as its position here. */
 const PHASES = `ARRAY[${RELEASE_PHASES.map((phase) => `'${phase}'`).join(', ')}]`;
 
-/** A parameter bound to two placeholders. */
-const twice = <T>(value: T): [T, T] => [value, value];
+/**
+ * Whether a deployment or environment is selected by the filters: its key among those named (or
+ * none named) and linked to one of the systems named (or none named). Its parameters: `selectedParams`.
+ */
+const SELECTED = (key: string, links: string, linkColumn: string, id: string) => `
+  (jsonb_array_length(?::jsonb) = 0 OR ${key} IN (SELECT jsonb_array_elements_text(?::jsonb)))
+  AND (jsonb_array_length(?::jsonb) = 0 OR EXISTS (
+         SELECT 1 FROM ${links} l JOIN system s ON s.id = l.system_id
+          WHERE l.${linkColumn} = ${id} AND s.slug IN (SELECT jsonb_array_elements_text(?::jsonb))))`;
+const selectedParams = (keys: string[], systems: string[]) =>
+  [keys, keys, systems, systems].map((values) => JSON.stringify(values));
 
 /** A board cell's key: its deployment and environment. */
 const cellKey = (row: { deploymentId: string; environmentId: string }) =>
@@ -276,21 +285,10 @@ export class RolloutBoardStore {
                                         'releaseCount', v.rollout_release_count)
                  FROM deployment_version v WHERE v.deployment_id = d.id AND v.status = 'ready'
                 ORDER BY v.created_at DESC, v.id DESC LIMIT 1) AS "latestVersion",
-              (jsonb_array_length(?::jsonb) = 0 OR d.slug IN (SELECT jsonb_array_elements_text(?::jsonb)))
-              AND (jsonb_array_length(?::jsonb) = 0 OR EXISTS (
-                     SELECT 1 FROM system_deployment sd JOIN system s ON s.id = sd.system_id
-                      WHERE sd.deployment_id = d.id AND s.slug IN (SELECT jsonb_array_elements_text(?::jsonb))))
-                AS selected,
+              ${SELECTED('d.slug', 'system_deployment', 'deployment_id', 'd.id')} AS selected,
               (?::text IS NULL OR strpos(lower(d.name), ?) > 0 OR strpos(lower(d.slug), ?) > 0) AS found
          FROM deployment d WHERE d.workspace_id = ? ORDER BY d.name, d.id`,
-      [
-        ...twice(JSON.stringify(filter.deployments)),
-        ...twice(JSON.stringify(filter.systems)),
-        search,
-        search,
-        search,
-        workspaceId,
-      ],
+      [...selectedParams(filter.deployments, filter.systems), search, search, search, workspaceId],
     );
   }
 
@@ -298,20 +296,10 @@ export class RolloutBoardStore {
   private environmentCandidates(workspaceId: string, filter: BoardFilter, search: string | null) {
     return this.em.execute<Candidate<{ id: string; name: string }>[]>(
       `SELECT e.id, e.name,
-              (jsonb_array_length(?::jsonb) = 0 OR e.name IN (SELECT jsonb_array_elements_text(?::jsonb)))
-              AND (jsonb_array_length(?::jsonb) = 0 OR EXISTS (
-                     SELECT 1 FROM system_environment se JOIN system s ON s.id = se.system_id
-                      WHERE se.environment_id = e.id AND s.slug IN (SELECT jsonb_array_elements_text(?::jsonb))))
-                AS selected,
+              ${SELECTED('e.name', 'system_environment', 'environment_id', 'e.id')} AS selected,
               (?::text IS NULL OR strpos(lower(e.name), ?) > 0) AS found
          FROM environment e WHERE e.workspace_id = ? ORDER BY e.name, e.id`,
-      [
-        ...twice(JSON.stringify(filter.environments)),
-        ...twice(JSON.stringify(filter.systems)),
-        search,
-        search,
-        workspaceId,
-      ],
+      [...selectedParams(filter.environments, filter.systems), search, search, workspaceId],
     );
   }
 
