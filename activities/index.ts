@@ -5,7 +5,7 @@ import { Egress, type EgressPolicy } from './egress';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
-import { createWorkflowRunActivities } from './workflowRun';
+import { createRunbookRunActivities } from './runbookRun';
 
 export interface ActivityDeps {
   orm: Database;
@@ -23,7 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRolloutActivities(deps),
     ...createReleaseActivities({ ...deps, egress }),
     ...createLeaseActivities(deps),
-    ...createWorkflowRunActivities(deps),
+    ...createRunbookRunActivities(deps),
   };
 }
 

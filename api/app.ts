@@ -27,11 +27,11 @@ import { githubWebhookRoutes } from './routes/githubWebhook';
 import { jobRoutes } from './routes/jobs';
 import { releaseRoutes } from './routes/releases';
 import { relationshipRuleRoutes } from './routes/relationshipRules';
-import { workflowRoutes } from './routes/workflows';
 import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseTargets';
 import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
+import { runbookRoutes } from './routes/runbooks';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
 import { variableSetRoutes } from './routes/variableSets';
@@ -99,7 +99,7 @@ export const apiRoutes: readonly Route[] = [
   ...resourceRoutes,
   ...resourceLookupRoutes,
   ...relationshipRuleRoutes,
-  ...workflowRoutes,
+  ...runbookRoutes,
   ...resourceProviderRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,

@@ -5,7 +5,9 @@ import { ConflictError } from '../domain/errors';
  * The records that own sealed values. Each sealed value is bound to its workspace and its owner:
  * an agent's credentials, a deployment's agent entries and variables, a version's agent
  * configuration, a resource's variables, a policy's probe headers, a variable set's variables, and
- * a release's job snapshots, a workflow's agent entries and a workflow run's job snapshots.
+ * a release's job snapshots, a runbook's agent entries and a runbook run's job snapshots. Each kind
+ * is its record's table name (a runbook's is `workflow`, a run's `workflow_run`): sealed values
+ * are bound to it, so it never changes.
  */
 export type SealOwnerKind =
   | 'job_agent'

@@ -282,14 +282,14 @@ export function openValue(box: RecordSecrets, value: unknown, sensitive: boolean
   return sensitive && SecretBox.isSealed(value) ? box.openJson(value) : value;
 }
 
-/** A job's sealed values (configuration, dispatch context, probe headers) are its release's or its workflow run's. */
+/** A job's sealed values (configuration, dispatch context, probe headers) are its release's or its runbook run's. */
 export function jobSecrets(
   box: SecretBox,
-  job: { workspaceId: string; releaseId?: string | null; workflowRunId?: string | null },
+  job: { workspaceId: string; releaseId?: string | null; runbookRunId?: string | null },
 ): RecordSecrets {
   return job.releaseId
     ? box.forRecord(job.workspaceId, 'release', job.releaseId)
-    : box.forRecord(job.workspaceId, 'workflow_run', job.workflowRunId ?? '');
+    : box.forRecord(job.workspaceId, 'workflow_run', job.runbookRunId ?? '');
 }
 
 /**

@@ -15,7 +15,7 @@ import type { PlanVerdict } from './planValidation';
 
 /**
  * Policy gates of a release (docs/design.md "Release workflow"): every rule of every enabled policy whose selector matches
- * the release target applies, together (AND). Pure and deterministic — the release workflow runs
+ * the release target applies, together (AND). Pure and deterministic — the release workflow evaluates
  * it on facts an activity read, with the workflow's clock — so its history shows why a release
  * waited.
  *

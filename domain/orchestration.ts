@@ -61,9 +61,13 @@ export type OrchestrationMessage =
     }
   /** A claim ended (terminal status, requeue): its lease workflow stops. */
   | { kind: 'lease.end'; jobId: string; claimId: string }
-  /** A workflow run was created with its jobs: start its workflow, which dispatches them. */
+  /**
+   * A runbook run was created with its jobs: start its Temporal workflow, which dispatches them.
+   * Stored outbox rows hold this kind and these fields under the runbook's API name: `workflowId`
+   * is the runbook's id.
+   */
   | { kind: 'workflowRun.start'; workspaceId: string; workflowId: string; runId: string }
-  /** One of a workflow run's jobs ended: its workflow looks again. */
+  /** One of a runbook run's jobs ended: its Temporal workflow looks again (kind as stored). */
   | { kind: 'workflowRun.wake'; runId: string };
 
 export type OrchestrationKind = OrchestrationMessage['kind'];

@@ -51,7 +51,7 @@ const SCHEMAS = {
   jobAgent: { id: 'string', name: 'string', type: 'string', metadata: METADATA },
   /** A verification measurement's result: whatever the provider returned. */
   result: 'dyn',
-  /** A workflow run's input values. */
+  /** A runbook run's input values. */
   inputs: 'map<string, dyn>',
 } as const;
 
@@ -76,7 +76,10 @@ export const SELECTOR_SCOPES = {
   dependency: ['deployment', 'version'],
   /** Relationship rules: whether resource `to` is related to resource `from`. */
   relationship: ['from', 'to'],
-  /** A workflow's job agent entries: whether the entry runs a job, for the run's inputs and resource. */
+  /**
+   * A runbook's job agent entries: whether the entry runs a job, for the run's inputs and resource. The
+   * scope keeps the runbook's API name: slow selectors are stored by scope (selector_overrun.scope).
+   */
   workflowJob: ['inputs', 'resource'],
 } as const satisfies Record<string, readonly Identifier[]>;
 
@@ -282,7 +285,7 @@ export class RequestBudget {
 }
 
 /**
- * An expression given with a request (a `?cel=` filter, a dry run's policy, a workflow run's
+ * An expression given with a request (a `?cel=` filter, a dry run's policy, a runbook run's
  * selector inputs): compiled when made (SelectorError, 400, when it does not check), and each
  * evaluation charged to the request's budget. An evaluation stopped by its own limit or by the
  * request's answers 422 (OverBudgetError) with what was measured, instead of not matching: the

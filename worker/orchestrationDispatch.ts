@@ -6,7 +6,7 @@ import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
-import { workflowRunWorkflow } from '../workflows/workflowRun';
+import { workflowRunWorkflow } from '../workflows/runbookRun';
 import { searchAttributePairs } from '../workflows/searchAttributes';
 
 /**
@@ -112,9 +112,9 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
     case 'release.redeploy':
       return redeployRelease(client, taskQueue, message);
     case 'workflowRun.start':
-      return startWorkflowRun(client, taskQueue, message);
+      return startRunbookRun(client, taskQueue, message);
     case 'workflowRun.wake':
-      return signalIfRunning(client, workflowIds.workflowRun(message.runId));
+      return signalIfRunning(client, workflowIds.runbookRun(message.runId));
   }
 }
 
@@ -192,12 +192,13 @@ async function redeployRelease(client: Client, taskQueue: string, message: Messa
   });
 }
 
-function startWorkflowRun(client: Client, taskQueue: string, message: MessageOf<'workflowRun.start'>) {
+/** A runbook run's Temporal workflow (its type, `workflowRunWorkflow`, keeps the name it was recorded under). */
+function startRunbookRun(client: Client, taskQueue: string, message: MessageOf<'workflowRun.start'>) {
   return startOnce(() =>
     client.workflow.start(workflowRunWorkflow, {
-      workflowId: workflowIds.workflowRun(message.runId),
+      workflowId: workflowIds.runbookRun(message.runId),
       taskQueue,
-      // A workflow run's jobs, like a deployment's releases, in a fair share of their own.
+      // A runbook run's jobs, like a deployment's releases, in a fair share of their own (per runbook).
       priority: { priorityKey: 3, fairnessKey: message.workflowId },
       args: [{ runId: message.runId }],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

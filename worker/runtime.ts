@@ -91,7 +91,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       ...source,
       ...tuning,
     });
-  // Releases (and workflow runs) on the task queue; the rollouts that create them and the leases of
+  // Releases (and runbook runs) on the task queue; the rollouts that create them and the leases of
   // agents' claims each on a queue and a worker of their own (worker/taskQueues.ts).
   const worker = await workerOf(temporal.taskQueue, workerTuning(options.workflowCacheMb));
   const rolloutWorker = await workerOf(rolloutTaskQueue(temporal.taskQueue), rolloutWorkerTuning());

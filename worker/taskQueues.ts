@@ -1,5 +1,5 @@
 /**
- * The task queues beside the configured one (releases and workflow runs: thousands of workflows
+ * The task queues beside the configured one (releases and runbook runs: thousands of workflows
  * after a fan-out), each served by a worker of its own (worker/runtime.ts), so that no driver waits
  * behind the work it drives nor behind another driver's:
  * - rollouts (version and target rollouts), which create the releases;

@@ -4,5 +4,6 @@ export const workflowIds = {
   targetRollout: (workspaceId: string) => `target-rollout/${workspaceId}`,
   release: (releaseId: string) => `release/${releaseId}`,
   lease: (jobId: string, claimId: string) => `lease/${jobId}/${claimId}`,
-  workflowRun: (runId: string) => `workflow-run/${runId}`,
+  /** A runbook run's: open executions have this prefix, so it keeps the API's name for runbooks. */
+  runbookRun: (runId: string) => `workflow-run/${runId}`,
 };

@@ -3,4 +3,5 @@
 export { leaseWorkflow } from './lease';
 export { releaseWorkflow } from './release';
 export { targetRolloutWorkflow, versionRolloutWorkflow } from './rollout';
-export { workflowRunWorkflow } from './workflowRun';
+// A runbook run's workflow; its exported name is its Temporal workflow type, recorded in histories.
+export { workflowRunWorkflow } from './runbookRun';

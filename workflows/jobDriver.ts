@@ -17,7 +17,7 @@ const FIRST_FOLLOW_MS = 5_000;
 const LONGEST_FOLLOW_MS = 60_000;
 
 /**
- * How a workflow that owns jobs (a release's, a workflow run's) hands them to their agents: each
+ * How a workflow that owns jobs (a release's, a runbook run's) hands them to their agents: each
  * job is dispatched once, step by step; a pushed job is then followed on a durable timer; a
  * scheduled result (the test runner's) is completed after its delay. Whatever ends or changes calls
  * `wake`, so the owner looks at its jobs again.

@@ -38,7 +38,7 @@ export interface VersionRolloutInput {
 
 /**
  * `version-rollout/<versionId>`: a version that became ready gets one release per release target.
- * The HTTP request only records the intent; this workflow runs the fan-out's batches one after the
+ * The HTTP request only records the intent; this workflow executes the fan-out's batches one after the
  * other (engine/executor/releaseFanout.ts), each of which enqueues its releases' workflow starts, and continues
  * as new to keep its history bounded.
  */

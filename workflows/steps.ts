@@ -2,7 +2,7 @@ import { proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 /**
- * The database steps of the workflows that own jobs (a release's, a workflow run's): short and
+ * The database steps of the workflows that own jobs (a release's, a runbook run's): short and
  * idempotent, so local activities, run by the worker that runs the workflow and recorded in its
  * history as markers, without a round trip to the server each.
  */

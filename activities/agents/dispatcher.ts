@@ -18,7 +18,7 @@ export type DispatchResult =
   /** The job ended during dispatch (an invalid configuration, say). */
   | { kind: 'ended'; status: JobStatus }
   /**
-   * A push agent's dispatch takes several calls to its service: the release workflow runs the
+   * A push agent's dispatch takes several calls to its service: the release workflow executes the
    * next step as its own activity, so each call shows in the history and retries alone.
    */
   | { kind: 'next'; step: DispatchStep };

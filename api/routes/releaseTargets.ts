@@ -154,7 +154,7 @@ export const releaseTargetStateRoutes = [
     path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/explain',
     summary: 'Why the target is (not) on a version',
     description:
-      'Every policy rule’s verdict with its reason and when it can change, the target’s slot (which release and jobs hold it) and what happens next, computed by the same gate code the release workflow runs.',
+      'Every policy rule’s verdict with its reason and when it can change, the target’s slot (which release and jobs hold it) and what happens next, computed by the same gate code as the release workflow.',
     tags,
     auth: 'apiKey',
     params: ReleaseTargetParams,

@@ -47,11 +47,10 @@ export const JobSchema = z
     id: z.uuid(),
     releaseId: z
       .union([z.uuid(), z.literal('')])
-      .openapi({ description: "'' for a job of a workflow run (it has no release)" }),
-    workflowRunId: z
-      .uuid()
-      .nullable()
-      .openapi({ description: 'The workflow run the job belongs to, if any' }),
+      .openapi({ description: "'' for a job of a runbook run (it has no release)" }),
+    workflowRunId: z.uuid().nullable().openapi({
+      description: 'The runbook run (`/workflows/{workflowId}/runs`) the job belongs to, if any',
+    }),
     jobAgentId: z.union([z.uuid(), z.literal('')]).openapi({ description: "'' while the job has no agent" }),
     status: JobStatusSchema,
     externalId: z.string().optional().openapi({ description: "The agent's run id, once it reports one" }),
@@ -119,7 +118,7 @@ export function toJob(job: Job): z.infer<typeof JobSchema> {
   return {
     id: job.id,
     releaseId: job.releaseId ?? '',
-    workflowRunId: job.workflowRunId ?? null,
+    workflowRunId: job.runbookRunId ?? null,
     jobAgentId: job.jobAgentId ?? '',
     status: job.status,
     ...ifPresent('externalId', job.externalId),

@@ -60,7 +60,7 @@ export const JobResourceSchema = z
 export const JobWithReleaseSchema = z
   .object({
     job: JobSchema,
-    release: ReleaseWithVersionSchema.optional().openapi({ description: "Absent for a workflow run's job" }),
+    release: ReleaseWithVersionSchema.optional().openapi({ description: "Absent for a runbook run's job" }),
     deployment: JobDeploymentSchema.optional(),
     environment: JobEnvironmentSchema.optional(),
     resource: JobResourceSchema.optional(),

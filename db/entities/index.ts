@@ -12,10 +12,10 @@ import { ReleaseTargetSchema } from './releaseTarget';
 import { ReleaseTargetStateSchema } from './releaseTargetState';
 import { ResourceSchema, ResourceVariableSchema } from './resource';
 import { ResourceProviderSchema } from './resourceProvider';
+import { RunbookRunSchema, RunbookSchema } from './runbook';
 import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
 import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
 import { VariableSetSchema, VariableSetVariableSchema } from './variableSet';
-import { WorkflowRunSchema, WorkflowSchema } from './workflow';
 import { WorkspaceSchema } from './workspace';
 
 export const entities = [
@@ -43,8 +43,8 @@ export const entities = [
   JobVerificationSchema,
   ReleaseTargetStateSchema,
   ApprovalSchema,
-  WorkflowSchema,
-  WorkflowRunSchema,
+  RunbookSchema,
+  RunbookRunSchema,
 ];
 
 export * from './apiKey';
@@ -61,7 +61,7 @@ export * from './releaseTarget';
 export * from './releaseTargetState';
 export * from './resource';
 export * from './resourceProvider';
-export * from './workflow';
+export * from './runbook';
 export * from './system';
 export * from './variable';
 export * from './variableSet';

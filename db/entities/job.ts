@@ -4,7 +4,7 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { timestamps, workspaceScoped } from './common';
 
 /**
- * A job executes a release on one job agent (docs/behaviour.md "Job"), or one step of a workflow run (then it
+ * A job executes a release on one job agent (docs/behaviour.md "Job"), or one step of a runbook run (then it
  * has no release, and a resource only when the run fans out over resources). Its configuration and
  * dispatch context are snapshots taken at creation; secrets in them are stored sealed.
  */
@@ -14,7 +14,8 @@ export const JobSchema = defineEntity({
   properties: (p) => ({
     ...workspaceScoped(),
     releaseId: p.uuid().nullable(),
-    workflowRunId: p.uuid().nullable(),
+    /** The runbook run it belongs to (column `workflow_run_id`, Ctrlplane's name). */
+    runbookRunId: p.uuid().fieldName('workflow_run_id').nullable(),
     deploymentId: p.uuid().nullable(),
     environmentId: p.uuid().nullable(),
     resourceId: p.uuid().nullable(),

@@ -1,8 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Workflows and their runs. A run's jobs are ordinary jobs without a release: the release columns
- * become optional, and each job belongs to a release or to a run.
+ * Runbooks (tables under Ctrlplane's name for them, `workflow`) and their runs. A run's jobs are
+ * ordinary jobs without a release: the release columns become optional, and each job belongs to a
+ * release or to a run. The class keeps its name: applied migrations are recorded by it.
  */
 export class Migration0016Workflows extends Migration {
   override up(): void {

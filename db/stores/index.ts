@@ -17,6 +17,7 @@ import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { RolloutBoardStore } from '../../engine/views/rolloutBoard';
+import { RunbookStore } from './runbooks';
 import { SelectorOverrunStore } from './selectorOverruns';
 import { SystemStore } from './systems';
 import { TargetStateStore } from './targetStates';
@@ -24,7 +25,6 @@ import { VariableSetStore } from './variableSets';
 import { VariableStore } from './variables';
 import { VersionDependencyStore } from './versionDependencies';
 import { VersionStore } from './versions';
-import { WorkflowStore } from './workflows';
 import { WorkspaceStore } from './workspaces';
 import { GithubWebhookStore } from './githubWebhooks';
 
@@ -52,7 +52,7 @@ export interface Stores {
   targetStates: TargetStateStore;
   pull: PullStore;
   githubWebhooks: GithubWebhookStore;
-  workflows: WorkflowStore;
+  runbooks: RunbookStore;
   rolloutBoard: RolloutBoardStore;
   selectorOverruns: SelectorOverrunStore;
 }
@@ -82,7 +82,7 @@ export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine
     targetStates: new TargetStateStore(em),
     pull: new PullStore(em, secrets),
     githubWebhooks: new GithubWebhookStore(em, secrets),
-    workflows: new WorkflowStore(em, secrets),
+    runbooks: new RunbookStore(em, secrets),
     rolloutBoard: new RolloutBoardStore(em),
     selectorOverruns: new SelectorOverrunStore(em),
   };

@@ -72,13 +72,13 @@ export class JobStore {
   async withRelease(workspaceId: string, id: string): Promise<JobWithRelease> {
     const job = await this.get(workspaceId, id);
     const [found] = await this.withReleases([job]);
-    // A workflow run's job has no release to show.
+    // A runbook run's job has no release to show.
     if (!found || !('release' in found)) throw new NotFoundError('release of job', id);
     return found;
   }
 
   /**
-   * Each job with its release, version and target records, in the jobs' order; a workflow run's job (no release)
+   * Each job with its release, version and target records, in the jobs' order; a runbook run's job (no release)
    * alone. One query per kind of record, whatever the number of jobs.
    */
   async withReleases(jobs: Job[]): Promise<(JobWithRelease | { job: Job })[]> {

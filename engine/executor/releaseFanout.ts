@@ -24,7 +24,7 @@ import { versionFanout } from '../metrics';
  * Creating releases (docs/behaviour.md "Flow", steps 1–4), set-based: one batch of release targets is one
  * transaction and a handful of statements, whatever its size. A version gets a release on a target
  * only when it can ever deploy there (domain/eligibility.ts). Each new release's gates are decided
- * at once by the same `evaluateGates` its workflow runs; for those that pass and get their
+ * at once by the same `evaluateGates` its workflow calls; for those that pass and get their
  * target's slot, the jobs are written in the same transaction (a pull agent's already queued), and
  * every new release's workflow start is enqueued with it. A release's workflow still owns its
  * lifecycle from there. Everything is idempotent: a batch run twice creates nothing twice.

@@ -16,7 +16,7 @@ export interface JobStatusChange {
   /** The statuses the job must be in for this change (409 otherwise). */
   from?: readonly JobStatus[];
   /**
-   * Whether the workflow that owns the job (its release's, or its workflow run's) is woken by the
+   * Whether the workflow that owns the job (its release's, or its runbook run's) is woken by the
    * move (default true). Steps of that workflow
    * (the test runner's completion, a push agent's follow) pass false: it learns the move from
    * their answer, and a second wake could only reach it while it ends.
@@ -95,7 +95,7 @@ async function lockJobWithClaim(
  * first time the job runs and `completedAt` once, on the first terminal status; a terminal status or
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
  * evaluate again when the move matters to it (docs/behaviour.md "Status report":
- * it wakes the release), or a workflow run's when the job ends. Reporting the status a job already has changes nothing else.
+ * it wakes the release), or a runbook run's when the job ends. Reporting the status a job already has changes nothing else.
  * Its outbox messages (the lease's end, the wakes) are one statement.
  */
 export async function changeJobStatus(
@@ -134,8 +134,8 @@ export async function changeJobStatus(
     if (moved && change.wakeRelease !== false) {
       if (job.releaseId && (await releaseWaitsFor(tx, jobId, status)))
         messages.push(...releaseWakeMessages([job.releaseId]));
-      if (job.workflowRunId && isTerminalJobStatus(status))
-        messages.push({ kind: 'workflowRun.wake', runId: job.workflowRunId });
+      if (job.runbookRunId && isTerminalJobStatus(status))
+        messages.push({ kind: 'workflowRun.wake', runId: job.runbookRunId });
     }
     await enqueueOrchestrations(tx, messages);
     return job;

@@ -17,11 +17,12 @@ export interface PollItem {
   id: string;
   status: JobStatus;
   releaseId: string | null;
+  /** The runbook run's id (Ctrlplane's field name). */
   workflowRunId: string | null;
   jobAgentId: string;
   createdAt: string;
   updatedAt: string;
-  /** Null for a workflow run's job; a run that fans out over no resources leaves `resource` null too. */
+  /** Null for a runbook run's job; a run that fans out over no resources leaves `resource` null too. */
   deployment: { id: string; name: string; slug: string } | null;
   environment: { id: string; name: string } | null;
   resource: { id: string; name: string; identifier: string } | null;

@@ -3,7 +3,7 @@ import { harnessValue } from '../../harness';
 
 /**
  * The workflow bundle carries only what workflows decide with. Every cached workflow of a worker
- * pays for it: when workflow runs pulled domain/workflowRuns.ts (templates, agent schemas) into it,
+ * pays for it: when runbook runs pulled domain/runbookRuns.ts (templates, agent schemas) into it,
  * the bundle grew from 2.7 to 6.3 MB and bench/fanout's worker from its usual peak to 1.7 GB at
  * 1,000 targets.
  */

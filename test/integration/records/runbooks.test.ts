@@ -4,7 +4,8 @@ import { recordsApi } from '../../helpers/orchestration';
 import { createOtherWorkspace } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-interface WorkflowRun {
+/** A runbook run as the API answers it, under Ctrlplane's names (`workflowId`: the runbook's id). */
+interface RunbookRun {
   id: string;
   workflowId: string;
   inputs: Record<string, unknown>;
@@ -12,8 +13,11 @@ interface WorkflowRun {
   jobs: { jobId: string; jobAgentId: string; resourceId: string | null; status: string }[];
 }
 
-/** Issue 14: Ctrlplane's workflows: CRUD by id and slug, runs that fan out jobs routed by selector. */
-describe('workflows', () => {
+/**
+ * Issue 14: runbooks, at Ctrlplane's `/workflows` paths: CRUD by id and slug, runs that fan out jobs
+ * routed by selector.
+ */
+describe('runbooks (the /workflows API)', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
   let runner: string;
@@ -61,7 +65,7 @@ describe('workflows', () => {
     ...extra,
   });
 
-  it('creates, reads by id and slug, lists, replaces and deletes a workflow', async () => {
+  it('creates, reads by id and slug, lists, replaces and deletes a runbook', async () => {
     const created = await api.send('post', '/workflows', backup('Nightly backup'), [201]);
     expect(created).toMatchObject({ name: 'Nightly backup', slug: 'nightly-backup' });
     expect(created.jobAgents[1].config.token).toEqual({ sensitive: true });
@@ -94,7 +98,7 @@ describe('workflows', () => {
     expect((await stack.http.get(`${api.ws}/workflows/${created.id}`).set(stack.auth)).status).toBe(404);
   });
 
-  it('refuses invalid workflows and writes nothing', async () => {
+  it('refuses invalid runbooks and writes nothing', async () => {
     const before = await count('workflow');
     const bad = [
       backup('Bad ref', { jobAgents: [{ name: 'x', ref: 'no-such-agent', config: {}, selector: 'true' }] }),
@@ -125,14 +129,14 @@ describe('workflows', () => {
   });
 
   it('runs: one job per selected resource whose entry matches, ended by the agents, the run succeeding', async () => {
-    const workflow = await api.send('post', '/workflows', backup('Backup run'), [201]);
+    const runbook = await api.send('post', '/workflows', backup('Backup run'), [201]);
     const run = (await api.send(
       'post',
-      `/workflows/${workflow.id}/runs`,
+      `/workflows/${runbook.id}/runs`,
       { inputs: { reason: 'audit' } },
       [201],
-    )) as WorkflowRun;
-    expect(run).toMatchObject({ workflowId: workflow.id, inputs: { reason: 'audit', dryRun: false } });
+    )) as RunbookRun;
+    expect(run).toMatchObject({ workflowId: runbook.id, inputs: { reason: 'audit', dryRun: false } });
     // Databases are selected by the default; only the gold one matches the runner's entry.
     expect(run.jobs).toHaveLength(1);
     expect(run.jobs[0]).toMatchObject({ jobAgentId: runner });
@@ -146,7 +150,7 @@ describe('workflows', () => {
 
     const finished = await eventually(
       async () => {
-        const runs = await api.get<{ items: WorkflowRun[] }>(`/workflows/${workflow.id}/runs`);
+        const runs = await api.get<{ items: RunbookRun[] }>(`/workflows/${runbook.id}/runs`);
         const found = runs.items.find((item) => item.id === run.id);
         return found?.status === 'succeeded' ? found : undefined;
       },
@@ -162,7 +166,7 @@ describe('workflows', () => {
       '/workflows/slug/dry-backup/runs',
       { inputs: { reason: 'drill', dryRun: true, targets: 'resource.name == "wf-db-2"' } },
       [201],
-    )) as WorkflowRun;
+    )) as RunbookRun;
     expect(run.jobs.map((job) => job.jobAgentId).sort()).toEqual([runner, puller].sort());
     const pulled = run.jobs.find((job) => job.jobAgentId === puller)!;
     expect(pulled.status).toBe('queued');
@@ -187,9 +191,9 @@ describe('workflows', () => {
     const finished = await eventually(
       async () => {
         const runs = await api
-          .get<{ items: WorkflowRun[] }>(`/workflows/slug/dry-backup`)
+          .get<{ items: RunbookRun[] }>(`/workflows/slug/dry-backup`)
           .then((w) =>
-            api.get<{ items: WorkflowRun[] }>(`/workflows/${(w as unknown as { id: string }).id}/runs`),
+            api.get<{ items: RunbookRun[] }>(`/workflows/${(w as unknown as { id: string }).id}/runs`),
           );
         const found = runs.items.find((item) => item.id === run.id);
         return found?.status === 'failed' ? found : undefined;
@@ -202,7 +206,7 @@ describe('workflows', () => {
   });
 
   it('refuses runs whose inputs do not fit, and writes nothing', async () => {
-    const workflow = await api.send('post', '/workflows', backup('Strict inputs'), [201]);
+    const runbook = await api.send('post', '/workflows', backup('Strict inputs'), [201]);
     const runsBefore = await count('workflow_run');
     const jobsBefore = await count('job');
     for (const inputs of [
@@ -212,7 +216,7 @@ describe('workflows', () => {
       { reason: 'x', targets: 'resource.nope ==' },
     ]) {
       const res = await stack.http
-        .post(`${api.ws}/workflows/${workflow.id}/runs`)
+        .post(`${api.ws}/workflows/${runbook.id}/runs`)
         .set(stack.auth)
         .send({ inputs });
       expect(res.status).toBe(400);
@@ -221,15 +225,14 @@ describe('workflows', () => {
     expect(await count('job')).toBe(jobsBefore);
   });
 
-  it('keeps workspaces apart: another workspace’s workflow is not found', async () => {
-    const workflow = await api.send('post', '/workflows', backup('Private'), [201]);
+  it('keeps workspaces apart: another workspace’s runbook is not found', async () => {
+    const runbook = await api.send('post', '/workflows', backup('Private'), [201]);
     const other = await createOtherWorkspace(stack, 'wf-other');
     const otherWs = `/v1/workspaces/${other.id}`;
     const key = other.auth;
-    expect((await stack.http.get(`${otherWs}/workflows/${workflow.id}`).set(key)).status).toBe(404);
+    expect((await stack.http.get(`${otherWs}/workflows/${runbook.id}`).set(key)).status).toBe(404);
     expect(
-      (await stack.http.post(`${otherWs}/workflows/${workflow.id}/runs`).set(key).send({ inputs: {} }))
-        .status,
+      (await stack.http.post(`${otherWs}/workflows/${runbook.id}/runs`).set(key).send({ inputs: {} })).status,
     ).toBe(404);
     const refToOurs = await stack.http
       .post(`${otherWs}/workflows`)

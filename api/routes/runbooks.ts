@@ -1,15 +1,15 @@
 import { route } from '../route';
 import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import {
-  toWorkflow,
-  toWorkflowRun,
-  WorkflowBody,
-  WorkflowParams,
-  WorkflowRunBody,
-  WorkflowRunSchema,
-  WorkflowSchema,
-  WorkflowSlugParams,
-} from '../schemas/workflow';
+  RunbookBody,
+  RunbookParams,
+  RunbookRunBody,
+  RunbookRunSchema,
+  RunbookSchema,
+  RunbookSlugParams,
+  toRunbook,
+  toRunbookRun,
+} from '../schemas/runbook';
 
 const tags = ['Workflows'];
 const one = '/workspaces/{workspaceId}/workflows/{workflowId}';
@@ -19,10 +19,11 @@ const duplicateSlug = {
 };
 
 /**
- * Ctrlplane's workflows: named, typed templates of jobs, run on demand. A run answers with its
+ * Runbooks, at Ctrlplane's paths for what it calls workflows (`/workflows`; paths, tags, summaries
+ * and fields keep its names): named, typed templates of jobs, run on demand. A run answers with its
  * jobs at once; its Temporal workflow (`workflow-run/<runId>`) dispatches them and ends the run.
  */
-export const workflowRoutes = [
+export const runbookRoutes = [
   route({
     method: 'get',
     path: '/workspaces/{workspaceId}/workflows',
@@ -31,10 +32,10 @@ export const workflowRoutes = [
     auth: 'apiKey',
     params: WorkspaceParams,
     query: pageQuery(),
-    responses: { 200: { description: 'Workflows', schema: pageOf(WorkflowSchema, 'WorkflowPage') } },
+    responses: { 200: { description: 'Workflows', schema: pageOf(RunbookSchema, 'WorkflowPage') } },
     async handle(ctx, { params, query }) {
-      const page = await ctx.state.stores.workflows.list(params.workspaceId, query);
-      return { status: 200, body: pageResponse(page, toWorkflow) };
+      const page = await ctx.state.stores.runbooks.list(params.workspaceId, query);
+      return { status: 200, body: pageResponse(page, toRunbook) };
     },
   }),
   route({
@@ -46,12 +47,12 @@ export const workflowRoutes = [
     tags,
     auth: 'apiKey',
     params: WorkspaceParams,
-    body: WorkflowBody,
-    responses: { 201: { description: 'The workflow', schema: WorkflowSchema }, 409: duplicateSlug },
+    body: RunbookBody,
+    responses: { 201: { description: 'The workflow', schema: RunbookSchema }, 409: duplicateSlug },
     async handle(ctx, { params, body }) {
       return {
         status: 201,
-        body: toWorkflow(await ctx.state.stores.workflows.create(params.workspaceId, body)),
+        body: toRunbook(await ctx.state.stores.runbooks.create(params.workspaceId, body)),
       };
     },
   }),
@@ -61,12 +62,12 @@ export const workflowRoutes = [
     summary: 'Get a workflow by its slug',
     tags,
     auth: 'apiKey',
-    params: WorkflowSlugParams,
-    responses: { 200: { description: 'The workflow', schema: WorkflowSchema } },
+    params: RunbookSlugParams,
+    responses: { 200: { description: 'The workflow', schema: RunbookSchema } },
     async handle(ctx, { params }) {
       return {
         status: 200,
-        body: toWorkflow(await ctx.state.stores.workflows.getBySlug(params.workspaceId, params.slug)),
+        body: toRunbook(await ctx.state.stores.runbooks.getBySlug(params.workspaceId, params.slug)),
       };
     },
   }),
@@ -76,15 +77,15 @@ export const workflowRoutes = [
     summary: 'Run the workflow with this slug',
     tags,
     auth: 'apiKey',
-    params: WorkflowSlugParams,
-    body: WorkflowRunBody,
-    responses: { 201: { description: 'The run and its jobs', schema: WorkflowRunSchema } },
+    params: RunbookSlugParams,
+    body: RunbookRunBody,
+    responses: { 201: { description: 'The run and its jobs', schema: RunbookRunSchema } },
     async handle(ctx, { params, body }) {
-      const { workflows } = ctx.state.stores;
-      const workflow = await workflows.getBySlug(params.workspaceId, params.slug);
+      const { runbooks } = ctx.state.stores;
+      const runbook = await runbooks.getBySlug(params.workspaceId, params.slug);
       return {
         status: 201,
-        body: toWorkflowRun(await workflows.run(params.workspaceId, workflow, body.inputs)),
+        body: toRunbookRun(await runbooks.run(params.workspaceId, runbook, body.inputs)),
       };
     },
   }),
@@ -94,12 +95,12 @@ export const workflowRoutes = [
     summary: 'Get a workflow',
     tags,
     auth: 'apiKey',
-    params: WorkflowParams,
-    responses: { 200: { description: 'The workflow', schema: WorkflowSchema } },
+    params: RunbookParams,
+    responses: { 200: { description: 'The workflow', schema: RunbookSchema } },
     async handle(ctx, { params }) {
       return {
         status: 200,
-        body: toWorkflow(await ctx.state.stores.workflows.get(params.workspaceId, params.workflowId)),
+        body: toRunbook(await ctx.state.stores.runbooks.get(params.workspaceId, params.workflowId)),
       };
     },
   }),
@@ -110,12 +111,12 @@ export const workflowRoutes = [
     description: 'Runs already made keep the jobs they were given.',
     tags,
     auth: 'apiKey',
-    params: WorkflowParams,
-    body: WorkflowBody,
-    responses: { 202: { description: 'The workflow', schema: WorkflowSchema }, 409: duplicateSlug },
+    params: RunbookParams,
+    body: RunbookBody,
+    responses: { 202: { description: 'The workflow', schema: RunbookSchema }, 409: duplicateSlug },
     async handle(ctx, { params, body }) {
-      const workflow = await ctx.state.stores.workflows.update(params.workspaceId, params.workflowId, body);
-      return { status: 202, body: toWorkflow(workflow) };
+      const runbook = await ctx.state.stores.runbooks.update(params.workspaceId, params.workflowId, body);
+      return { status: 202, body: toRunbook(runbook) };
     },
   }),
   route({
@@ -125,12 +126,12 @@ export const workflowRoutes = [
     description: 'Refused (409) while one of its runs has a job that has not ended.',
     tags,
     auth: 'apiKey',
-    params: WorkflowParams,
-    responses: { 202: { description: 'The deleted workflow', schema: WorkflowSchema } },
+    params: RunbookParams,
+    responses: { 202: { description: 'The deleted workflow', schema: RunbookSchema } },
     async handle(ctx, { params }) {
       return {
         status: 202,
-        body: toWorkflow(await ctx.state.stores.workflows.delete(params.workspaceId, params.workflowId)),
+        body: toRunbook(await ctx.state.stores.runbooks.delete(params.workspaceId, params.workflowId)),
       };
     },
   }),
@@ -142,15 +143,15 @@ export const workflowRoutes = [
       'Checks the inputs against the declarations, then creates one job per matched resource for each entry whose selector matches; nothing is written when the run is refused.',
     tags,
     auth: 'apiKey',
-    params: WorkflowParams,
-    body: WorkflowRunBody,
-    responses: { 201: { description: 'The run and its jobs', schema: WorkflowRunSchema } },
+    params: RunbookParams,
+    body: RunbookRunBody,
+    responses: { 201: { description: 'The run and its jobs', schema: RunbookRunSchema } },
     async handle(ctx, { params, body }) {
-      const { workflows } = ctx.state.stores;
-      const workflow = await workflows.get(params.workspaceId, params.workflowId);
+      const { runbooks } = ctx.state.stores;
+      const runbook = await runbooks.get(params.workspaceId, params.workflowId);
       return {
         status: 201,
-        body: toWorkflowRun(await workflows.run(params.workspaceId, workflow, body.inputs)),
+        body: toRunbookRun(await runbooks.run(params.workspaceId, runbook, body.inputs)),
       };
     },
   }),
@@ -160,12 +161,12 @@ export const workflowRoutes = [
     summary: 'List a workflow’s runs, newest first, with their jobs',
     tags,
     auth: 'apiKey',
-    params: WorkflowParams,
+    params: RunbookParams,
     query: pageQuery(),
-    responses: { 200: { description: 'Runs', schema: pageOf(WorkflowRunSchema, 'WorkflowRunPage') } },
+    responses: { 200: { description: 'Runs', schema: pageOf(RunbookRunSchema, 'WorkflowRunPage') } },
     async handle(ctx, { params, query }) {
-      const page = await ctx.state.stores.workflows.runs(params.workspaceId, params.workflowId, query);
-      return { status: 200, body: pageResponse(page, toWorkflowRun) };
+      const page = await ctx.state.stores.runbooks.runs(params.workspaceId, params.workflowId, query);
+      return { status: 200, body: pageResponse(page, toRunbookRun) };
     },
   }),
 ];

@@ -2,13 +2,13 @@ import { isPushAgent, type JobAgentType } from './jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from './jobStatus';
 
 /**
- * What a workflow run's Temporal workflow decides on each look (workflows/workflowRun.ts). Apart
- * from domain/workflowRuns.ts, whose templates and schemas the workflow bundle need not carry.
+ * What a runbook run's Temporal workflow decides on each look (workflows/runbookRun.ts). Apart
+ * from domain/runbookRuns.ts, whose templates and schemas the workflow bundle need not carry.
  */
 
-export type WorkflowRunStatus = 'running' | 'succeeded' | 'failed';
+export type RunbookRunStatus = 'running' | 'succeeded' | 'failed';
 
-/** A run's jobs as its workflow looks at them. */
+/** A run's jobs as its Temporal workflow looks at them. */
 export interface RunJobState {
   id: string;
   status: JobStatus;
@@ -16,16 +16,16 @@ export interface RunJobState {
 }
 
 export interface RunActions {
-  /** Pending jobs not dispatched yet by this workflow run. */
+  /** Pending jobs not dispatched yet by this run's Temporal workflow. */
   dispatch: string[];
   /** Pushed jobs under way: followed (again, after a continue-as-new) until they end. */
   follow: string[];
   /** `running` until every job has ended; then whether every job succeeded. */
-  outcome: WorkflowRunStatus;
+  outcome: RunbookRunStatus;
 }
 
 /**
- * What a run's workflow does on a look. `handled` holds the jobs it dispatched already, so a
+ * What a run's Temporal workflow does on a look. `handled` holds the jobs it dispatched already, so a
  * repeated look does nothing twice. A run has ended once every job has; it succeeded if every job did.
  */
 export function runActions(jobs: readonly RunJobState[], handled: ReadonlySet<string>): RunActions {

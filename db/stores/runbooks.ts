@@ -7,25 +7,25 @@ import { slugify } from '../../domain/slug';
 import {
   checkInputDeclarations,
   MAX_SELECTED_ENTITIES,
-  planWorkflowRun,
+  planRunbookRun,
   resolveRunInputs,
   type RunAgent,
+  type RunbookAgentEntry,
+  type RunbookInputDeclaration,
   type RunResource,
   type SelectorInput,
-  type WorkflowAgentEntry,
-  type WorkflowInputDeclaration,
-} from '../../domain/workflowRuns';
+} from '../../domain/runbookRuns';
 import {
   DeploymentSchema,
   EnvironmentSchema,
   JobAgentSchema,
   JobSchema,
   ResourceSchema,
-  WorkflowRunSchema,
-  WorkflowSchema,
+  RunbookRunSchema,
+  RunbookSchema,
   type Job,
-  type Workflow,
-  type WorkflowRun,
+  type Runbook,
+  type RunbookRun,
 } from '../entities';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
@@ -35,50 +35,53 @@ import { SENSITIVE_CONFIG_KEYS } from '../../domain/sensitive';
 import { createdJobStatus } from '../../domain/jobPlan';
 import { findOwned, listFiltered, listPage } from './common';
 
-export interface WorkflowInput {
+export interface RunbookInput {
   name: string;
   slug?: string;
-  inputs: WorkflowInputDeclaration[];
-  jobAgents: WorkflowAgentEntry[];
+  inputs: RunbookInputDeclaration[];
+  jobAgents: RunbookAgentEntry[];
 }
 
-export interface WorkflowRunWithJobs {
-  run: WorkflowRun;
+export interface RunbookRunWithJobs {
+  run: RunbookRun;
   jobs: Job[];
 }
 
-/** Workflows and their runs (domain/workflowRuns.ts decides; this loads and writes). */
-export class WorkflowStore {
+/**
+ * Runbooks (Ctrlplane's "workflows", served at `/workflows`) and their runs (domain/runbookRuns.ts
+ * decides; this loads and writes). Errors name them as the API does: `workflow`.
+ */
+export class RunbookStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
   ) {}
 
-  list(workspaceId: string, page: PageRequest): Promise<Page<Workflow>> {
-    return listPage(this.em, WorkflowSchema, { workspaceId }, page);
+  list(workspaceId: string, page: PageRequest): Promise<Page<Runbook>> {
+    return listPage(this.em, RunbookSchema, { workspaceId }, page);
   }
 
-  get(workspaceId: string, id: string): Promise<Workflow> {
-    return findOwned(this.em, WorkflowSchema, workspaceId, id, 'workflow');
+  get(workspaceId: string, id: string): Promise<Runbook> {
+    return findOwned(this.em, RunbookSchema, workspaceId, id, 'workflow');
   }
 
-  async getBySlug(workspaceId: string, slug: string): Promise<Workflow> {
-    const workflow = await this.em.findOne(WorkflowSchema, { workspaceId, slug });
-    if (!workflow) throw new NotFoundError('workflow', slug);
-    return workflow;
+  async getBySlug(workspaceId: string, slug: string): Promise<Runbook> {
+    const runbook = await this.em.findOne(RunbookSchema, { workspaceId, slug });
+    if (!runbook) throw new NotFoundError('workflow', slug);
+    return runbook;
   }
 
-  create(workspaceId: string, input: WorkflowInput): Promise<Workflow> {
+  create(workspaceId: string, input: RunbookInput): Promise<Runbook> {
     return this.write(workspaceId, newId(), input, undefined);
   }
 
-  async update(workspaceId: string, id: string, input: WorkflowInput): Promise<Workflow> {
+  async update(workspaceId: string, id: string, input: RunbookInput): Promise<Runbook> {
     return this.write(workspaceId, id, input, await this.get(workspaceId, id));
   }
 
-  /** Deletes the workflow with its runs and their jobs; refused while a run has a job that has not ended. */
-  async delete(workspaceId: string, id: string): Promise<Workflow> {
-    const workflow = await this.get(workspaceId, id);
+  /** Deletes the runbook with its runs and their jobs; refused while a run has a job that has not ended. */
+  async delete(workspaceId: string, id: string): Promise<Runbook> {
+    const runbook = await this.get(workspaceId, id);
     const [active] = await this.em.execute<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM job j JOIN workflow_run r ON r.id = j.workflow_run_id
         WHERE r.workflow_id = ? AND j.completed_at IS NULL`,
@@ -86,16 +89,16 @@ export class WorkflowStore {
     );
     if ((active?.n ?? 0) > 0)
       throw new ConflictError(`The workflow has ${active!.n} jobs that have not ended`, 'workflow_running');
-    await this.em.remove(workflow).flush();
-    return workflow;
+    await this.em.remove(runbook).flush();
+    return runbook;
   }
 
   private async write(
     workspaceId: string,
     id: string,
-    input: WorkflowInput,
-    existing: Workflow | undefined,
-  ): Promise<Workflow> {
+    input: RunbookInput,
+    existing: Runbook | undefined,
+  ): Promise<Runbook> {
     const slug = input.slug ?? existing?.slug ?? slugify(input.name);
     const issues: FieldIssue[] = [
       ...checkInputDeclarations(input.inputs),
@@ -104,7 +107,7 @@ export class WorkflowStore {
     if (slug === '')
       issues.push({ path: 'body.slug', message: 'give a slug: none can be made from the name' });
     if (issues.length > 0) throw new ValidationError('The workflow is invalid', issues);
-    const clash = await this.em.findOne(WorkflowSchema, { workspaceId, slug, id: { $ne: id } });
+    const clash = await this.em.findOne(RunbookSchema, { workspaceId, slug, id: { $ne: id } });
     if (clash) {
       throw new ConflictError(`Workflow ${clash.id} already has the slug ${slug}`, 'DUPLICATE_SLUG', [], {
         slug,
@@ -126,16 +129,16 @@ export class WorkflowStore {
         ),
       })),
     };
-    const workflow = existing
+    const runbook = existing
       ? this.em.assign(existing, fields)
-      : this.em.create(WorkflowSchema, { id, workspaceId, ...fields });
+      : this.em.create(RunbookSchema, { id, workspaceId, ...fields });
     await this.em.flush();
-    return workflow;
+    return runbook;
   }
 
   private async unknownAgents(
     workspaceId: string,
-    entries: readonly WorkflowAgentEntry[],
+    entries: readonly RunbookAgentEntry[],
   ): Promise<FieldIssue[]> {
     const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
       fields: ['id', 'name'],
@@ -148,7 +151,7 @@ export class WorkflowStore {
   }
 
   /** The agents the entries name, their secrets opened for the jobs' configuration. */
-  private async runAgents(workspaceId: string, entries: readonly WorkflowAgentEntry[]): Promise<RunAgent[]> {
+  private async runAgents(workspaceId: string, entries: readonly RunbookAgentEntry[]): Promise<RunAgent[]> {
     const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
       orderBy: { name: 'asc' },
     });
@@ -161,16 +164,16 @@ export class WorkflowStore {
   }
 
   /**
-   * Runs a workflow: checks the inputs, selects the entities of its selector inputs, plans the
+   * Runs a runbook: checks the inputs, selects the entities of its selector inputs, plans the
    * jobs, and writes the run with its jobs and the message that starts its Temporal workflow in one
-   * transaction. Pull agents' jobs are queued at once; the run's workflow dispatches the others.
+   * transaction. Pull agents' jobs are queued at once; the run's Temporal workflow dispatches the others.
    */
   async run(
     workspaceId: string,
-    workflow: Workflow,
+    runbook: Runbook,
     given: Record<string, unknown>,
-  ): Promise<WorkflowRunWithJobs> {
-    const resolved = resolveRunInputs(workflow.inputs, given);
+  ): Promise<RunbookRunWithJobs> {
+    const resolved = resolveRunInputs(runbook.inputs, given);
     const inputs = { ...resolved.values };
     // The run fans out over the resources its resource selector inputs select, each once.
     const fanOut = new Map<string, RunResource>();
@@ -184,24 +187,24 @@ export class WorkflowStore {
     const selectsResources = resolved.selectors.some((selector) => selector.entityType === 'resource');
     const resources = selectsResources ? [...fanOut.values()] : null;
     const runId = newId();
-    const workflowBox = this.secrets.forRecord(workspaceId, 'workflow', workflow.id);
-    const plans = planWorkflowRun({
-      workflow: { id: workflow.id, name: workflow.name, slug: workflow.slug },
+    const runbookBox = this.secrets.forRecord(workspaceId, 'workflow', runbook.id);
+    const plans = planRunbookRun({
+      runbook: { id: runbook.id, name: runbook.name, slug: runbook.slug },
       runId,
-      entries: workflow.jobAgents.map((entry) => ({
+      entries: runbook.jobAgents.map((entry) => ({
         ...entry,
-        config: openConfig(workflowBox, entry.config),
+        config: openConfig(runbookBox, entry.config),
       })),
       inputs,
       resources,
-      agents: await this.runAgents(workspaceId, workflow.jobAgents),
+      agents: await this.runAgents(workspaceId, runbook.jobAgents),
     });
-    const box = jobSecrets(this.secrets, { workspaceId, workflowRunId: runId });
+    const box = jobSecrets(this.secrets, { workspaceId, runbookRunId: runId });
     return this.em.transactional(async (tx) => {
-      const run = tx.create(WorkflowRunSchema, {
+      const run = tx.create(RunbookRunSchema, {
         id: runId,
         workspaceId,
-        workflowId: workflow.id,
+        runbookId: runbook.id,
         inputs: resolved.values,
         status: plans.length === 0 ? 'succeeded' : 'running',
         ...(plans.length === 0 ? { completedAt: new Date() } : {}),
@@ -213,7 +216,7 @@ export class WorkflowStore {
         return tx.create(JobSchema, {
           id: jobId,
           workspaceId,
-          workflowRunId: runId,
+          runbookRunId: runId,
           resourceId: plan.resource?.id ?? null,
           jobAgentId: plan.agent.id,
           agentType: plan.agent.type,
@@ -234,7 +237,7 @@ export class WorkflowStore {
         await enqueueOrchestration(tx, {
           kind: 'workflowRun.start',
           workspaceId,
-          workflowId: workflow.id,
+          workflowId: runbook.id,
           runId,
         });
       return { run, jobs };
@@ -295,23 +298,23 @@ export class WorkflowStore {
     return found;
   }
 
-  async runs(workspaceId: string, workflowId: string, page: PageRequest): Promise<Page<WorkflowRunWithJobs>> {
-    await this.get(workspaceId, workflowId);
-    const runs = await listPage(this.em, WorkflowRunSchema, { workspaceId, workflowId }, page, 'desc');
+  async runs(workspaceId: string, runbookId: string, page: PageRequest): Promise<Page<RunbookRunWithJobs>> {
+    await this.get(workspaceId, runbookId);
+    const runs = await listPage(this.em, RunbookRunSchema, { workspaceId, runbookId }, page, 'desc');
     const jobs = await this.em.find(
       JobSchema,
-      { workflowRunId: runs.items.map((run) => run.id) },
+      { runbookRunId: runs.items.map((run) => run.id) },
       { orderBy: { createdAt: 'asc', id: 'asc' } },
     );
     return {
       ...runs,
-      items: runs.items.map((run) => ({ run, jobs: jobs.filter((job) => job.workflowRunId === run.id) })),
+      items: runs.items.map((run) => ({ run, jobs: jobs.filter((job) => job.runbookRunId === run.id) })),
     };
   }
 }
 
 /** The agents the entries name, by id or name. */
-function namedAgents(workspaceId: string, entries: readonly WorkflowAgentEntry[]) {
+function namedAgents(workspaceId: string, entries: readonly RunbookAgentEntry[]) {
   const refs = entries.map((entry) => entry.ref);
   return { workspaceId, $or: [{ name: { $in: refs } }, { id: { $in: refs.filter(isUuid) } }] };
 }

@@ -1,11 +1,16 @@
-import type { Job, Workflow } from '../../db/entities';
-import type { WorkflowRunWithJobs } from '../../db/stores/workflows';
+import type { Job, Runbook } from '../../db/entities';
+import type { RunbookRunWithJobs } from '../../db/stores/runbooks';
 import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { checkSelector, describeProblem, MAX_SELECTOR_LENGTH } from '../../domain/selectors';
 import { JsonObjectSchema, iso, isoOrNull, Name, Slug, Timestamp } from './common';
 import { JobStatusSchema } from './job';
 import { z } from './zod';
+
+/*
+ * Runbooks on the wire: Ctrlplane's API calls them workflows, so the OpenAPI components
+ * (`Workflow`, `WorkflowRun`, …) and the fields (`workflowId`) keep its names.
+ */
 
 /** An input key: what templates write as `{{ inputs.<key> }}` and selectors as `inputs.<key>`. */
 const InputKey = z
@@ -66,7 +71,7 @@ const AgentEntrySchema = z.strictObject({
     .openapi({ description: 'CEL over `inputs` and `resource`: whether the entry runs a job' }),
 });
 
-export const WorkflowBody = z
+export const RunbookBody = z
   .object({
     name: Name,
     slug: Slug.optional().openapi({ description: 'Unique in the workspace; made from the name if omitted' }),
@@ -75,7 +80,7 @@ export const WorkflowBody = z
   })
   .openapi('WorkflowInput');
 
-export const WorkflowSchema = z
+export const RunbookSchema = z
   .object({
     id: z.uuid(),
     workspaceId: z.uuid(),
@@ -90,7 +95,7 @@ export const WorkflowSchema = z
   })
   .openapi('Workflow');
 
-export const WorkflowRunBody = z
+export const RunbookRunBody = z
   .object({
     inputs: JsonObjectSchema.default({}).openapi({
       description: 'A value per declared input; defaults fill the rest',
@@ -98,7 +103,7 @@ export const WorkflowRunBody = z
   })
   .openapi('WorkflowRunInput');
 
-export const WorkflowRunSchema = z
+export const RunbookRunSchema = z
   .object({
     id: z.uuid(),
     workflowId: z.uuid(),
@@ -119,19 +124,19 @@ export const WorkflowRunSchema = z
     description: 'A run and its jobs; each job is polled, claimed and reported like any other',
   });
 
-export const WorkflowParams = z.object({ workspaceId: z.uuid(), workflowId: z.uuid() });
-export const WorkflowSlugParams = z.object({ workspaceId: z.uuid(), slug: z.string().min(1).max(100) });
+export const RunbookParams = z.object({ workspaceId: z.uuid(), workflowId: z.uuid() });
+export const RunbookSlugParams = z.object({ workspaceId: z.uuid(), slug: z.string().min(1).max(100) });
 
-export function toWorkflow(workflow: Workflow): z.infer<typeof WorkflowSchema> {
+export function toRunbook(runbook: Runbook): z.infer<typeof RunbookSchema> {
   return {
-    id: workflow.id,
-    workspaceId: workflow.workspaceId,
-    name: workflow.name,
-    slug: workflow.slug,
-    inputs: workflow.inputs as z.infer<typeof InputDeclarationSchema>[],
-    jobAgents: workflow.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
-    createdAt: iso(workflow.createdAt),
-    updatedAt: iso(workflow.updatedAt),
+    id: runbook.id,
+    workspaceId: runbook.workspaceId,
+    name: runbook.name,
+    slug: runbook.slug,
+    inputs: runbook.inputs as z.infer<typeof InputDeclarationSchema>[],
+    jobAgents: runbook.jobAgents.map((entry) => ({ ...entry, config: redactConfig(entry.config) })),
+    createdAt: iso(runbook.createdAt),
+    updatedAt: iso(runbook.updatedAt),
   };
 }
 
@@ -142,10 +147,10 @@ const toRunJob = (job: Job) => ({
   status: job.status,
 });
 
-export function toWorkflowRun({ run, jobs }: WorkflowRunWithJobs): z.infer<typeof WorkflowRunSchema> {
+export function toRunbookRun({ run, jobs }: RunbookRunWithJobs): z.infer<typeof RunbookRunSchema> {
   return {
     id: run.id,
-    workflowId: run.workflowId,
+    workflowId: run.runbookId,
     inputs: run.inputs,
     status: run.status,
     jobs: jobs.map(toRunJob),

@@ -1,6 +1,6 @@
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { historyIsFull } from '../domain/releaseProgress';
-import { runActions, type WorkflowRunStatus } from '../domain/workflowRunProgress';
+import { runActions, type RunbookRunStatus } from '../domain/runbookRunProgress';
 import { wakeSignal } from './definitions';
 import { JobDriver } from './jobDriver';
 import { databaseSteps } from './steps';
@@ -9,20 +9,24 @@ import { databaseSteps } from './steps';
 const IDLE_WAIT_MS = 10 * 60_000;
 const HISTORY_LIMIT = 2_000;
 
-export interface WorkflowRunInput {
+export interface RunbookRunInput {
   runId: string;
   historyLimit?: number;
 }
 
 /**
- * `workflow-run/<runId>`: one run of a workflow, like a release's jobs without its gates. It
+ * `workflow-run/<runId>`: one run of a runbook, like a release's jobs without its gates. It
  * dispatches each of the run's jobs through its agent type (pull agents' jobs are queued already),
  * follows pushed ones, and ends the run once every job has ended: succeeded if every job did.
  * Each job that ends wakes it (engine/jobMoves/change.ts); the database is the truth.
+ *
+ * The function's name is the Temporal workflow type, and its steps' names (`workflowRunJobs`,
+ * `finishWorkflowRun`) are activity types: open executions and recorded histories carry them from
+ * when runbooks were called workflows, so they keep those names.
  */
 export async function workflowRunWorkflow(
-  input: WorkflowRunInput,
-): Promise<{ status: WorkflowRunStatus | 'gone' }> {
+  input: RunbookRunInput,
+): Promise<{ status: RunbookRunStatus | 'gone' }> {
   let woken = false;
   const jobs = new JobDriver(() => {
     woken = true;

@@ -2,14 +2,14 @@ import { ValidationError } from '../../domain/errors';
 import {
   checkInputDeclarations,
   MAX_RUN_JOBS,
-  planWorkflowRun,
+  planRunbookRun,
   resolveRunInputs,
   type RunAgent,
-  type WorkflowInputDeclaration,
-} from '../../domain/workflowRuns';
-import { runActions } from '../../domain/workflowRunProgress';
+  type RunbookInputDeclaration,
+} from '../../domain/runbookRuns';
+import { runActions } from '../../domain/runbookRunProgress';
 
-const declarations: WorkflowInputDeclaration[] = [
+const declarations: RunbookInputDeclaration[] = [
   { key: 'reason', type: 'string' },
   { key: 'count', type: 'number', default: 2 },
   { key: 'targets', type: 'array', selector: { entityType: 'resource', default: 'resource.kind == "Db"' } },
@@ -40,7 +40,7 @@ function issuesOf(run: () => unknown): { path: string; message: string }[] {
   throw new Error('expected a ValidationError');
 }
 
-describe('workflow run inputs', () => {
+describe('runbook run inputs', () => {
   it('fills defaults and keeps selector inputs as their expression', () => {
     expect(resolveRunInputs(declarations, { reason: 'audit' })).toEqual({
       values: { reason: 'audit', count: 2, targets: 'resource.kind == "Db"' },
@@ -77,16 +77,16 @@ describe('workflow run inputs', () => {
   });
 });
 
-describe('planWorkflowRun', () => {
+describe('planRunbookRun', () => {
   const base = {
-    workflow: { id: 'w', name: 'Backup', slug: 'backup' },
+    runbook: { id: 'w', name: 'Backup', slug: 'backup' },
     runId: 'run-1',
     inputs: { reason: 'audit' },
     agents,
   };
 
   it('makes one job per resource for each entry whose selector matches, filling its configuration', () => {
-    const plans = planWorkflowRun({
+    const plans = planRunbookRun({
       ...base,
       resources: [resource('db1', 'gold'), resource('db2', 'silver')],
       entries: [
@@ -112,11 +112,16 @@ describe('planWorkflowRun', () => {
     expect(plans[0]!.config).toEqual({ status: 'successful', message: 'db1: audit' });
     // The agent's own credentials stay the agent's: an entry cannot replace them.
     expect(plans[1]!.config.api_key).toBe('tok');
-    expect(plans[0]!.context).toMatchObject({ run: { id: 'run-1' }, resource: { name: 'db1' } });
+    // Templates see the runbook as `workflow` (`{{ workflow.slug }}`, README "Workflows").
+    expect(plans[0]!.context).toMatchObject({
+      workflow: { slug: 'backup' },
+      run: { id: 'run-1' },
+      resource: { name: 'db1' },
+    });
   });
 
-  it('makes one job per matching entry when the workflow selects no resources', () => {
-    const plans = planWorkflowRun({
+  it('makes one job per matching entry when the runbook selects no resources', () => {
+    const plans = planRunbookRun({
       ...base,
       resources: null,
       entries: [
@@ -130,7 +135,7 @@ describe('planWorkflowRun', () => {
   it('refuses a run naming a missing agent or an unknown template path, and one too large', () => {
     expect(
       issuesOf(() =>
-        planWorkflowRun({
+        planRunbookRun({
           ...base,
           resources: null,
           entries: [
@@ -145,7 +150,7 @@ describe('planWorkflowRun', () => {
     ]);
     const many = Array.from({ length: MAX_RUN_JOBS + 1 }, (_, i) => resource(`db${i}`, 'gold'));
     expect(() =>
-      planWorkflowRun({
+      planRunbookRun({
         ...base,
         resources: many,
         entries: [{ name: 'x', ref: 'a1', config: {}, selector: 'true' }],

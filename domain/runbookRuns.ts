@@ -6,15 +6,16 @@ import { checkSelector, describeProblem, selectorMatches } from './selectors';
 import { fillTemplate, TemplateError } from './templates';
 
 /**
- * Workflows (Ctrlplane's "workflows"): a named template of typed inputs and job agent entries. A run
- * takes input values, fans out one job per matched resource (or one in all when the workflow selects
+ * Runbooks (what Ctrlplane's API calls "workflows", at `/workflows`; inside Flightdeck "workflow"
+ * means a Temporal workflow only): a named template of typed inputs and job agent entries. A run
+ * takes input values, fans out one job per matched resource (or one in all when the runbook selects
  * no resources) for each entry whose CEL selector matches, and fills the entry's configuration from
- * the inputs. Everything here is pure; db/stores/workflows.ts loads and writes.
+ * the inputs. Everything here is pure; db/stores/runbooks.ts loads and writes.
  */
 
 export type SelectorEntityType = 'resource' | 'environment' | 'deployment';
 
-export type WorkflowInputDeclaration =
+export type RunbookInputDeclaration =
   | { key: string; type: 'string'; default?: string }
   | { key: string; type: 'number'; default?: number }
   | { key: string; type: 'boolean'; default?: boolean }
@@ -22,9 +23,9 @@ export type WorkflowInputDeclaration =
   | { key: string; type: 'array'; default?: JsonObject[] }
   | { key: string; type: 'array'; selector: { entityType: SelectorEntityType; default?: string } };
 
-export interface WorkflowAgentEntry {
+export interface RunbookAgentEntry {
   name: string;
-  /** The job agent's id or name, in the workflow's workspace. */
+  /** The job agent's id or name, in the runbook's workspace. */
   ref: string;
   config: JsonObject;
   /** CEL over `inputs` and, when the run fans out over resources, `resource`. */
@@ -52,13 +53,13 @@ export interface ResolvedRunInputs {
 }
 
 const isSelectorInput = (
-  declaration: WorkflowInputDeclaration,
-): declaration is Extract<WorkflowInputDeclaration, { selector: unknown }> => 'selector' in declaration;
+  declaration: RunbookInputDeclaration,
+): declaration is Extract<RunbookInputDeclaration, { selector: unknown }> => 'selector' in declaration;
 
 const isPlainObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function typeProblem(declaration: WorkflowInputDeclaration, value: unknown): string | undefined {
+function typeProblem(declaration: RunbookInputDeclaration, value: unknown): string | undefined {
   switch (declaration.type) {
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
@@ -79,8 +80,8 @@ function typeProblem(declaration: WorkflowInputDeclaration, value: unknown): str
   }
 }
 
-/** Problems of a workflow's declarations themselves: duplicate keys, defaults of the wrong type. */
-export function checkInputDeclarations(declarations: readonly WorkflowInputDeclaration[]): FieldIssue[] {
+/** Problems of a runbook's declarations themselves: duplicate keys, defaults of the wrong type. */
+export function checkInputDeclarations(declarations: readonly RunbookInputDeclaration[]): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const seen = new Set<string>();
   declarations.forEach((declaration, index) => {
@@ -98,11 +99,11 @@ export function checkInputDeclarations(declarations: readonly WorkflowInputDecla
 }
 
 /**
- * A run's input values checked against the workflow's declarations: each given value has its
+ * A run's input values checked against the runbook's declarations: each given value has its
  * declared type, an undeclared key is refused, and a missing one takes its default or is refused.
  */
 export function resolveRunInputs(
-  declarations: readonly WorkflowInputDeclaration[],
+  declarations: readonly RunbookInputDeclaration[],
   given: JsonObject,
 ): ResolvedRunInputs {
   const issues: FieldIssue[] = [];
@@ -157,14 +158,14 @@ export interface RunJobPlan {
   resource: RunResource | null;
   /** The agent's configuration under the entry's, filled from the run context; secrets not yet sealed. */
   config: JsonObject;
-  /** What the job's templates and agents see: the workflow, the run, its inputs, the resource. */
+  /** What the job's templates and agents see: the runbook (as `workflow`), the run, its inputs, the resource. */
   context: JsonObject;
 }
 
 export interface RunPlanInput {
-  workflow: { id: string; name: string; slug: string };
+  runbook: { id: string; name: string; slug: string };
   runId: string;
-  entries: readonly WorkflowAgentEntry[];
+  entries: readonly RunbookAgentEntry[];
   /** Input values, each selector input's replaced by the entities it selected. */
   inputs: JsonObject;
   /** The resources the run fans out over: null when no input selects resources. */
@@ -173,17 +174,18 @@ export interface RunPlanInput {
 }
 
 /**
- * The jobs of a run: for each resource (or once, when the workflow selects none), each entry whose
+ * The jobs of a run: for each resource (or once, when the runbook selects none), each entry whose
  * selector matches. An entry naming an agent that no longer exists, a template naming a path the
  * run does not have, or a fan-out beyond MAX_RUN_JOBS refuses the run, before anything is written.
  */
-export function planWorkflowRun(input: RunPlanInput): RunJobPlan[] {
+export function planRunbookRun(input: RunPlanInput): RunJobPlan[] {
   const targets: (RunResource | null)[] = input.resources ? [...input.resources] : [null];
   const plans: RunJobPlan[] = [];
   const issues: FieldIssue[] = [];
   for (const resource of targets) {
     const context: JsonObject = {
-      workflow: input.workflow,
+      // Templates name the runbook `workflow` (`{{ workflow.slug }}`, README "Workflows"), as saved templates write it.
+      workflow: input.runbook,
       run: { id: input.runId },
       inputs: input.inputs,
       ...(resource ? { resource } : {}),
