@@ -87,7 +87,10 @@ const SEED = [
           (SELECT r.id FROM release r
             WHERE r.resource_id = t.resource_id AND r.environment_id = t.environment_id
               AND r.deployment_id = t.deployment_id AND r.phase = 'running')
-     FROM bench_target t`,
+     FROM bench_target t
+   ON CONFLICT (resource_id, environment_id, deployment_id) DO UPDATE
+      SET current_release_id = EXCLUDED.current_release_id, active_release_id = EXCLUDED.active_release_id`,
+  `UPDATE release_target_state s SET current_version_id = r.version_id FROM release r WHERE r.id = s.current_release_id`,
   `DROP TABLE bench_target`,
   `ANALYZE`,
 ];

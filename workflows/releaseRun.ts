@@ -57,7 +57,20 @@ export interface ReleaseWorkflowInput {
   admitted?: ReleaseAdmission;
   /** Events before continuing as new (default 2,000); kept across runs. */
   historyLimit?: number;
+  /**
+   * The idle safety net's first and longest waits (default 10 minutes and 6 hours); kept across runs.
+   * Workflow tests shorten them to watch a lost wake and the back-off: the dev server they run on
+   * cannot skip time.
+   */
+  idleWaits?: IdleWaits;
 }
+
+export interface IdleWaits {
+  firstMs: number;
+  longestMs: number;
+}
+
+const DEFAULT_IDLE_WAITS: IdleWaits = { firstMs: FIRST_IDLE_WAIT_MS, longestMs: LONGEST_IDLE_WAIT_MS };
 
 export interface ReleaseOutcome {
   phase: ReleasePhase | 'gone';
@@ -71,13 +84,16 @@ export interface ReleaseOutcome {
 export class ReleaseRun {
   readonly view: ReleaseView;
   private woken = false;
-  private idleWaitMs = FIRST_IDLE_WAIT_MS;
+  private readonly idleWaits: IdleWaits;
+  private idleWaitMs: number;
   private admitted: ReleaseAdmission | undefined;
   /** Dispatches and follows the jobs; also runs the verifications in the background. */
   private readonly jobs = new JobDriver(() => this.wake());
 
   constructor(private readonly input: ReleaseWorkflowInput) {
     this.admitted = input.admitted;
+    this.idleWaits = input.idleWaits ?? DEFAULT_IDLE_WAITS;
+    this.idleWaitMs = this.idleWaits.firstMs;
     this.view = {
       releaseId: input.releaseId,
       phase: this.admitted ? 'running' : 'unknown',
@@ -226,7 +242,12 @@ export class ReleaseRun {
     const idle = this.idleWaitMs + Math.floor(Math.random() * (this.idleWaitMs / 2));
     const ms = until ? Math.min(Math.max(0, Date.parse(until) - Date.now()), idle) : idle;
     const wokenUp = await condition(() => this.woken, ms);
-    this.idleWaitMs = nextIdleWait(this.idleWaitMs, wokenUp, FIRST_IDLE_WAIT_MS, LONGEST_IDLE_WAIT_MS);
+    this.idleWaitMs = nextIdleWait(
+      this.idleWaitMs,
+      wokenUp,
+      this.idleWaits.firstMs,
+      this.idleWaits.longestMs,
+    );
   }
 
   private historyFull(): boolean {
@@ -235,10 +256,11 @@ export class ReleaseRun {
 
   /** A fresh run with the same release: it reads where things stand and resumes from there. */
   private continueAsNew(): Promise<never> {
-    const { releaseId, historyLimit } = this.input;
+    const { releaseId, historyLimit, idleWaits } = this.input;
     return continueAsNew<(input: ReleaseWorkflowInput) => Promise<ReleaseOutcome>>({
       releaseId,
       historyLimit,
+      idleWaits,
     });
   }
 

@@ -16,6 +16,10 @@ export const ReleaseTargetStateSchema = defineEntity({
     currentReleaseId: p.uuid().nullable(),
     activeReleaseId: p.uuid().nullable(),
     latestJobId: p.uuid().nullable(),
+    newestReleaseId: p.uuid().nullable(),
+    newestVersionId: p.uuid().nullable(),
+    newestPhase: p.string().nullable(),
+    currentVersionId: p.uuid().nullable(),
     updatedAt: p
       .datetime()
       .onCreate(() => new Date())

@@ -19,6 +19,7 @@ import { Migration0020PlanVerdicts } from './Migration0020PlanVerdicts';
 import { Migration0021LegacySealsRetired } from './Migration0021LegacySealsRetired';
 import { Migration0023OutboxLeaseLane } from './Migration0023OutboxLeaseLane';
 import { Migration0024FairStarts } from './Migration0024FairStarts';
+import { Migration0025NewestRelease } from './Migration0025NewestRelease';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: 'Migration0021LegacySealsRetired', class: Migration0021LegacySealsRetired },
   { name: 'Migration0023OutboxLeaseLane', class: Migration0023OutboxLeaseLane },
   { name: 'Migration0024FairStarts', class: Migration0024FairStarts },
+  { name: 'Migration0025NewestRelease', class: Migration0025NewestRelease },
 ];

@@ -31,12 +31,15 @@ export async function finishRelease(
       `UPDATE release_target_state
           SET active_release_id = CASE WHEN active_release_id = ? THEN NULL ELSE active_release_id END,
               current_release_id = CASE WHEN ? THEN ? ELSE current_release_id END,
+              current_version_id = CASE WHEN ? THEN ?::uuid ELSE current_version_id END,
               updated_at = now()
         WHERE resource_id = ? AND environment_id = ? AND deployment_id = ?`,
       [
         releaseId,
         phase === 'succeeded',
         releaseId,
+        phase === 'succeeded',
+        release.version_id,
         release.resource_id,
         release.environment_id,
         release.deployment_id,

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { summarizeCells, type CellCounts, type TargetGroup } from '../../domain/boardCells';
 import { groupBy } from '../../domain/grouping';
 import { NotFoundError } from '../../domain/errors';
-import { RELEASE_PHASES } from '../../domain/releases';
 import { uuidArray } from '../../db/sql';
 
 /** One deployment × environment cell of the rollout board. */
@@ -109,15 +109,10 @@ export interface DeploymentBoard {
 const JOBS_PER_CELL = 10;
 /** Wait reasons shown per cell, at most. */
 const REASONS_PER_CELL = 5;
-/** Up to this many deployments, a cell query reads their releases by version rather than in one scan. */
-const FEW_DEPLOYMENTS = 8;
 /** Versions shown on a deployment's page, newest first. */
 const VERSIONS_PER_DEPLOYMENT = 20;
 /** Releases shown on a deployment's page, newest first. */
 const RECENT_RELEASES = 50;
-
-/** Release phases as a SQL array: a phase packs beside its version's rank as its position here. */
-const PHASES = `ARRAY[${RELEASE_PHASES.map((phase) => `'${phase}'`).join(', ')}]`;
 
 /**
  * Whether a deployment or environment is selected by the filters: its key among those named (or
@@ -259,7 +254,6 @@ export class RolloutBoardStore {
     const jobs = groupBy(active, cellKey);
     return cells.map((cell) => ({
       ...cell,
-      states: cell.states ?? {},
       waiting: (waiting.get(cellKey(cell)) ?? []).map((row) => ({ reason: row.reason, releases: row.n })),
       activeJobs: (jobs.get(cellKey(cell)) ?? []).map(({ id, status, releaseId, agent, resource }) => ({
         id,
@@ -304,72 +298,26 @@ export class RolloutBoardStore {
   }
 
   /**
-   * Each cell's targets, grouped by current version, desired version and state. One pass over the
-   * scope's releases gives every target its newest release (the highest version rank, its phase
-   * packed beside it) and its current one, without sorting; the rest is grouping.
+   * Each cell's targets, grouped by current version, desired version and state: one row per target
+   * (its state row keeps its newest release's version and phase and its current version: db/migrations
+   * Migration0025NewestRelease), grouped here and summed into cells in domain/boardCells.ts.
    */
-  private cellCounts(scope: Scope): Promise<Omit<BoardCell, 'waiting' | 'activeJobs'>[]> {
-    // A few deployments' releases are read through their versions' index; more, in one scan.
-    const throughVersions =
-      scope.deploymentIds.length <= FEW_DEPLOYMENTS
-        ? 'r.version_id = ANY(ARRAY(SELECT id FROM versions)) AND '
-        : '';
-    return this.em.execute<Omit<BoardCell, 'waiting' | 'activeJobs'>[]>(
-      `WITH versions AS (
-         SELECT id, tag, row_number() OVER (ORDER BY created_at, id) AS rank
-           FROM deployment_version WHERE deployment_id = ANY(?::uuid[])),
-       per_target AS (
-         SELECT r.resource_id, r.environment_id, r.deployment_id,
-                max(v.rank * 8 + array_position(${PHASES}, r.phase)) AS newest,
-                max(v.rank) FILTER (WHERE s.current_release_id IS NOT NULL AND r.phase = 'succeeded') AS current
-           FROM release r JOIN versions v ON v.id = r.version_id
-           LEFT JOIN release_target_state s ON s.current_release_id = r.id
-          WHERE ${throughVersions}r.environment_id = ANY(?::uuid[])
-          GROUP BY r.resource_id, r.environment_id, r.deployment_id),
-       by_cell AS (
-         SELECT t.deployment_id, t.environment_id, p.newest, p.current, count(*)::int AS n
-           FROM release_target t
-           LEFT JOIN per_target p ON p.resource_id = t.resource_id AND p.environment_id = t.environment_id
-                                 AND p.deployment_id = t.deployment_id
-          WHERE t.deployment_id = ANY(?::uuid[]) AND t.environment_id = ANY(?::uuid[])
-          GROUP BY t.deployment_id, t.environment_id, p.newest, p.current),
-       targets AS (
-         SELECT b.deployment_id, b.environment_id, b.n, cv.tag AS current_tag, nv.tag AS desired_tag,
-                coalesce((${PHASES})[b.newest % 8], 'none') AS state
-           FROM by_cell b
-           LEFT JOIN versions cv ON cv.rank = b.current
-           LEFT JOIN versions nv ON nv.rank = b.newest / 8),
-       by_tag AS (
-         SELECT deployment_id, environment_id, kind, tag, sum(n)::int AS n FROM targets,
-                LATERAL (VALUES ('current', current_tag), ('desired', desired_tag)) AS k(kind, tag)
-          WHERE tag IS NOT NULL GROUP BY deployment_id, environment_id, kind, tag),
-       tags AS (
-         SELECT deployment_id, environment_id,
-                json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
-                  FILTER (WHERE kind = 'current') AS current,
-                json_agg(json_build_object('tag', tag, 'targets', n) ORDER BY n DESC, tag)
-                  FILTER (WHERE kind = 'desired') AS desired
-           FROM by_tag GROUP BY deployment_id, environment_id),
-       states AS (
-         SELECT deployment_id, environment_id, json_object_agg(state, n) AS states FROM (
-           SELECT deployment_id, environment_id, state, sum(n)::int AS n FROM targets
-            GROUP BY deployment_id, environment_id, state) s
-          GROUP BY deployment_id, environment_id),
-       cells AS (
-         SELECT deployment_id, environment_id, sum(n)::int AS targets FROM targets
-          GROUP BY deployment_id, environment_id)
-       SELECT c.deployment_id AS "deploymentId", c.environment_id AS "environmentId", c.targets,
-              coalesce(tags.current, '[]') AS current, coalesce(tags.desired, '[]') AS desired, states.states
-         FROM cells c
-         LEFT JOIN tags ON tags.deployment_id = c.deployment_id AND tags.environment_id = c.environment_id
-         LEFT JOIN states ON states.deployment_id = c.deployment_id AND states.environment_id = c.environment_id`,
-      [
-        uuidArray(scope.deploymentIds),
-        uuidArray(scope.environmentIds),
-        uuidArray(scope.deploymentIds),
-        uuidArray(scope.environmentIds),
-      ],
+  private async cellCounts(scope: Scope): Promise<CellCounts[]> {
+    const groups = await this.em.execute<TargetGroup[]>(
+      `SELECT g.deployment_id AS "deploymentId", g.environment_id AS "environmentId", cv.tag AS "currentTag",
+              nv.tag AS "desiredTag", g.state, g.targets
+         FROM (SELECT t.deployment_id, t.environment_id, s.current_version_id, s.newest_version_id,
+                      coalesce(s.newest_phase, 'none') AS state, count(*)::int AS targets
+                 FROM release_target t
+                 LEFT JOIN release_target_state s ON s.resource_id = t.resource_id
+                      AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
+                WHERE t.deployment_id = ANY(?::uuid[]) AND t.environment_id = ANY(?::uuid[])
+                GROUP BY 1, 2, 3, 4, 5) g
+         LEFT JOIN deployment_version nv ON nv.id = g.newest_version_id
+         LEFT JOIN deployment_version cv ON cv.id = g.current_version_id`,
+      [uuidArray(scope.deploymentIds), uuidArray(scope.environmentIds)],
     );
+    return summarizeCells(groups);
   }
 
   /** The most common reasons each cell's pending releases wait for. */

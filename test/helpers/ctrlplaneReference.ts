@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
@@ -5,11 +6,39 @@ import addFormats from 'ajv-formats';
 import { JOB_STATUSES } from '../../domain/jobStatus';
 
 /**
- * Ctrlplane's OpenAPI document (a reference kept beside the repository, at ../shared/reference), the differences
+ * Ctrlplane's OpenAPI document (a reference kept beside the repository, at ../shared/reference: `findReference`), the differences
  * our documented behaviour wins over it, and validators of response bodies against its schemas.
  */
 
-export const REFERENCE_PATH = path.join(__dirname, '../../../shared/reference/ctrlplane-openapi.json');
+const REPOSITORY = path.join(__dirname, '../..');
+const BESIDE = (repository: string) => path.join(repository, '../shared/reference/ctrlplane-openapi.json');
+
+/**
+ * Where the reference lies: FLIGHTDECK_CTRLPLANE_REFERENCE when set; beside this repository; or
+ * beside the checkout this one was cloned from (CI tests a fresh clone of a local checkout, which has
+ * the reference beside it). The first that exists; the plain one beside this repository otherwise.
+ */
+function findReference(): string {
+  const candidates = [process.env.FLIGHTDECK_CTRLPLANE_REFERENCE, BESIDE(REPOSITORY), besideOrigin()];
+  return candidates.find((file): file is string => !!file && fs.existsSync(file)) ?? BESIDE(REPOSITORY);
+}
+
+/** The reference's place beside the local checkout named by this clone's `origin`, if there is one. */
+function besideOrigin(): string | undefined {
+  try {
+    const origin = execFileSync('git', ['-C', REPOSITORY, 'remote', 'get-url', 'origin'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const local = origin.startsWith('file://') ? new URL(origin).pathname : origin;
+    if (!path.isAbsolute(local)) return undefined;
+    return BESIDE(path.basename(local) === '.git' ? path.dirname(local) : local);
+  } catch {
+    return undefined;
+  }
+}
+
+export const REFERENCE_PATH = findReference();
 
 export const referenceAvailable = (): boolean => fs.existsSync(REFERENCE_PATH);
 

@@ -196,6 +196,50 @@ describe('releaseWorkflow', () => {
     expect(release.evaluations.map((e) => e.decision)).toEqual(['wait', 'proceed']);
   });
 
+  it('looks again by itself when a wake is lost, backing off while nothing changes', async () => {
+    // The idle waits as the test's clock: 400 ms doubling up to 1.6 s instead of 10 minutes to 6 hours.
+    const idleWaits = { firstMs: 400, longestMs: 1_600 };
+    const release = new FakeRelease(randomUUID());
+    release.facts = releaseFacts(new Date(), {}, [{ anyApproval: { minApprovals: 1 } }]);
+    const lookedAt: number[] = [];
+    const activities = release.activities();
+    const loadReleaseFacts: typeof activities.loadReleaseFacts = async (...args) => {
+      lookedAt.push(Date.now());
+      return activities.loadReleaseFacts(...args);
+    };
+    await withWorker(env, { ...activities, loadReleaseFacts }, async (taskQueue) => {
+      const handle = await startRelease(taskQueue, release, 'release-idle-back-off', { idleWaits });
+      await eventually(() => lookedAt.length === 5, { what: 'five looks without a wake', timeoutMs: 15_000 });
+      // Each wait is its idle wait plus up to half again (spread), never less: 400, 800, 1,600, 1,600.
+      const gaps = lookedAt.slice(1).map((at, i) => at - lookedAt[i]!);
+      [400, 800, 1_600, 1_600].forEach((wait, i) => {
+        expect(gaps[i]).toBeGreaterThanOrEqual(wait);
+        expect(gaps[i]).toBeLessThan(wait * 1.5 + 500);
+      });
+
+      // A wake that changes nothing brings the wait back to its first length.
+      await handle.signal(wakeSignal);
+      await eventually(() => lookedAt.length === 7, { what: 'the woken look and the one after it' });
+      expect(lookedAt[6]! - lookedAt[5]!).toBeLessThan(400 * 1.5 + 500);
+
+      // An approval whose wake is lost: the next idle look finds it and the release proceeds.
+      release.facts.approvals.push({
+        userId: 'u1',
+        userName: 'Ada',
+        status: 'approved',
+        reason: null,
+        at: new Date().toISOString(),
+      });
+      await eventually(() => release.evaluations.at(-1)?.decision === 'proceed', {
+        what: 'the approval found without a wake',
+        timeoutMs: 5_000,
+      });
+      await release.report(handle, 'successful');
+      expect((await handle.result()).phase).toBe('succeeded');
+    });
+    expect(release.evaluations.map((e) => e.decision)).toEqual(['wait', 'proceed']);
+  });
+
   it('retries a failed job after the backoff, and fails once the retries are used', async () => {
     const release = new FakeRelease(randomUUID());
     release.rules = [{ id: 'retry', retry: { maxRetries: 1, backoffSeconds: 1, backoffStrategy: 'linear' } }];
