@@ -74,9 +74,9 @@ export default tseslint.config(
   ),
   layer(
     'activities/**/*.ts',
-    'Activities call engine/ and db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI.',
-    layers('api', 'worker', 'workflows', 'cli'),
-    DATABASE_MODULES,
+    'Activities call engine/ and db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI; workflows/ for the types of their answers only.',
+    layers('api', 'worker', 'cli'),
+    [...DATABASE_MODULES, ...layers('workflows')],
     {
       'no-restricted-syntax': [
         'error',
@@ -101,14 +101,15 @@ export default tseslint.config(
   ]),
   layer(
     'engine/**/*.ts',
-    'engine/ decides and writes through db/: no HTTP, activities, worker, workflows or CLI.',
+    'engine/ decides and writes through db/: no HTTP, activities, worker or CLI; workflows/ for the types of the answers activities pass on only.',
     [
-      ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
+      ...layers('api', 'activities', 'worker', 'cli'),
       '../stores',
       '../stores/*',
       '../../db/stores',
       '../../db/stores/*',
     ],
+    layers('workflows'),
   ),
   layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
     ...layers('activities', 'worker', 'workflows', 'cli'),

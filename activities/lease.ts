@@ -1,18 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expireLapsedClaims, readClaim } from '../engine/jobMoves';
 import type { Database } from '../db/database';
+import type { ClaimReading, SweepOutcome } from '../workflows/activityResults';
 
 /** The lease workflow's database steps; fenced by the claim id, idempotent. */
 export function createLeaseActivities({ orm }: { orm: Database }) {
   const fork = () => orm.em.fork() as EntityManager;
   /** Expires every lapsed claim; then where this one stands. */
-  async function sweep(jobId: string, claimId: string): Promise<'expired' | 'gone' | 'held'> {
+  async function sweep(jobId: string, claimId: string): Promise<SweepOutcome> {
     const expired = await expireLapsedClaims(fork());
     if (expired.some((claim) => claim.jobId === jobId && claim.claimId === claimId)) return 'expired';
     return (await readClaim(fork(), jobId, claimId)) ? 'held' : 'gone';
   }
   return {
-    async readClaim(jobId: string, claimId: string): Promise<{ remainingMs: number } | null> {
+    async readClaim(jobId: string, claimId: string): Promise<ClaimReading | null> {
       return readClaim(fork(), jobId, claimId);
     },
     /**

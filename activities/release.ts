@@ -7,10 +7,10 @@ import {
   settleVerification,
 } from '../engine/executor/releaseSteps';
 import { JobSchema, JobVerificationSchema } from '../db/entities';
-import { startReleaseJobs, type StartJobsResult } from '../engine/planner/jobCreation';
+import { startReleaseJobs } from '../engine/planner/jobCreation';
 import { changeJobStatus } from '../engine/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../engine/executor/releaseCompletion';
-import { loadRelease, type LoadedRelease } from '../engine/eligibility/releaseFacts';
+import { loadRelease } from '../engine/eligibility/releaseFacts';
 import type { SecretBox } from '../db/secrets';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
@@ -22,7 +22,14 @@ import type { PolicyRule } from '../domain/policies';
 import type { Metric, ReleaseProgress } from '../domain/releaseProgress';
 import { selectorMatches } from '../domain/selectors';
 import { dispatchers } from './agents';
-import type { DispatchResult, DispatchStep, FollowResult } from './agents/dispatcher';
+import type {
+  DispatchResult,
+  DispatchStep,
+  FollowResult,
+  LoadedRelease,
+  MeasurementResult,
+  StartJobsResult,
+} from '../workflows/activityResults';
 import { describeEgressFailure, type Egress } from './egress';
 import {
   metricRequest,
@@ -39,12 +46,6 @@ export interface ReleaseActivityDeps {
   rego: RegoEngine;
   /** Every request to another system (agents' services, metric providers) goes through it. */
   egress: Egress;
-}
-
-/** The outcome of one measurement of a verification metric. */
-export interface MeasurementResult {
-  passed: boolean;
-  error?: string;
 }
 
 const HTTP_BODY_LIMIT = 64 * 1024;

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor/releaseFanout';
 import type { SecretBox } from '../db/secrets';
+import type { PendingTargetsResult, VersionBatchesResult } from '../workflows/activityResults';
 
 export interface RolloutActivityDeps {
   orm: Database;
@@ -33,7 +34,7 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
       after?: string;
       batchSize: number;
       forMs?: number;
-    }) {
+    }): Promise<VersionBatchesResult> {
       const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
       let after = input.after;
       let created = 0;
@@ -49,7 +50,11 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
      * Batches of a workspace's new release targets, for up to 20 s (`forMs`: 0 takes one batch);
      * `more` when others may be waiting.
      */
-    async rollOutPendingTargets(input: { workspaceId: string; batchSize: number; forMs?: number }) {
+    async rollOutPendingTargets(input: {
+      workspaceId: string;
+      batchSize: number;
+      forMs?: number;
+    }): Promise<PendingTargetsResult> {
       const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
       let created = 0;
       let more: boolean;

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import { finishRunbookRun, runbookRunJobs } from '../engine/executor/runbookRunSteps';
-import type { RunJobState, RunbookRunStatus } from '../domain/runbookRunProgress';
+import type { RunbookRunStatus } from '../domain/runbookRunProgress';
+import type { RunbookRunJobs } from '../workflows/activityResults';
 
 /**
  * The database steps of a runbook run's Temporal workflow; its jobs are dispatched by the release
@@ -11,7 +12,7 @@ import type { RunJobState, RunbookRunStatus } from '../domain/runbookRunProgress
 export function createRunbookRunActivities({ orm }: { orm: Database }) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
-    async workflowRunJobs(runId: string): Promise<{ status: RunbookRunStatus; jobs: RunJobState[] } | null> {
+    async workflowRunJobs(runId: string): Promise<RunbookRunJobs | null> {
       return runbookRunJobs(fork(), runId);
     },
 

@@ -3,31 +3,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { RecordSecrets } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
+import type { DispatchResult, DispatchStep, FollowResult } from '../../workflows/activityResults';
 import { moveDispatchedJob } from '../../engine/jobMoves';
 import { openTree } from '../../db/sensitiveValues';
 import type { z } from 'zod';
-
-/** What dispatching a job did, and what the release workflow does next. */
-export type DispatchResult =
-  /** Waiting for a pull agent to claim it. */
-  | { kind: 'queued' }
-  /** Handed to an external system; its status comes back by webhook, or by `follow` on a timer. */
-  | { kind: 'triggered' }
-  /** To be completed by the workflow after a delay (the test runner). */
-  | { kind: 'scheduled'; afterSeconds: number; status: JobStatus; message: string | null }
-  /** The job ended during dispatch (an invalid configuration, say). */
-  | { kind: 'ended'; status: JobStatus }
-  /**
-   * A push agent's dispatch takes several calls to its service: the release workflow executes the
-   * next step as its own activity, so each call shows in the history and retries alone.
-   */
-  | { kind: 'next'; step: DispatchStep };
-
-/** Where a multi-step dispatch goes on: the step's name and what earlier steps learnt (ids, never secrets). */
-export interface DispatchStep {
-  name: string;
-  state: Record<string, string>;
-}
 
 export interface DispatchDeps {
   em: EntityManager;
@@ -35,12 +14,6 @@ export interface DispatchDeps {
   egress: Egress;
   /** The job's release's sealed values. */
   secrets: RecordSecrets;
-}
-
-/** One look at a pushed job's remote run: `done` once the job has ended; `changed` if the job moved. */
-export interface FollowResult {
-  done: boolean;
-  changed?: boolean;
 }
 
 /** One implementation per job agent type (docs/behaviour.md "Push agents", "Pull job agents"). */

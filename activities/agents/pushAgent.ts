@@ -4,7 +4,8 @@ import { changeJobStatus, moveDispatchedJob, type JobStatusChange } from '../../
 import { ConflictError } from '../../domain/errors';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { TemplateError } from '../../domain/templates';
-import { endAtDispatch, type DispatchResult, type DispatchStep, type FollowResult } from './dispatcher';
+import type { DispatchResult, DispatchStep, FollowResult } from '../../workflows/activityResults';
+import { endAtDispatch } from './dispatcher';
 import { RemoteRefusal } from './remote';
 
 /** What every push agent (GitHub, Argo CD, Terraform Cloud) does the same way around its own calls. */

@@ -13,30 +13,8 @@ import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { selectorMatches, type DeploymentFields } from '../../domain/selectors';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
 import { uuidArray } from '../../db/sql';
+import type { LoadedRelease } from '../../workflows/activityResults';
 import type { z } from 'zod';
-
-/**
- * Everything the gates of a release depend on, read in one place so the release workflow's
- * history records exactly what each evaluation saw. Set-based: the fan-out reads the facts of a
- * whole batch of new releases in a handful of queries, and a workflow reads its own release's
- * facts through the same code.
- */
-export interface LoadedRelease {
-  releaseId: string;
-  workspaceId: string;
-  phase: ReleasePhase;
-  redeployRequested: boolean;
-  /**
-   * Whether that redeploy overrides the policies. Absent in histories recorded before overrides
-   * existed, when every redeploy did: read as true there, so they replay the same.
-   */
-  redeployOverridesPolicies?: boolean;
-  /** The highest job attempt so far (0 before the first jobs). */
-  lastAttempt: number;
-  /** The release target (absent from activity results recorded before it was added). */
-  target?: ReleaseTargetRef;
-  facts: ReleaseFacts;
-}
 
 interface ReleaseRow {
   id: string;

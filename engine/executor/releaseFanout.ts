@@ -1,16 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canEverDeploy } from '../../domain/eligibility';
 import { evaluateGates, type GateEvaluation } from '../../domain/gates';
-import type { OrchestrationMessage } from '../../domain/orchestration';
+import type { JobRef, OrchestrationMessage } from '../../domain/orchestration';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import type { VersionFields } from '../../domain/selectors';
-import {
-  createJobs,
-  RELEASE_ROW_COLUMNS,
-  takeTargetSlots,
-  type ReleaseRow,
-  type StartedJob,
-} from '../planner/jobCreation';
+import { createJobs, RELEASE_ROW_COLUMNS, takeTargetSlots, type ReleaseRow } from '../planner/jobCreation';
 import { newId } from '../../db/ids';
 import { enqueueOrchestrations } from '../../db/outbox';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
@@ -179,7 +173,7 @@ async function startAdmitted(
   box: SecretBox,
   created: ReleaseRow[],
   evaluations: Map<string, GateEvaluation>,
-): Promise<Map<string, StartedJob[]>> {
+): Promise<Map<string, JobRef[]>> {
   const proceeding = created.filter((release) => evaluations.get(release.id)!.decision === 'proceed');
   const held = await takeTargetSlots(tx, proceeding);
   return createJobs(
@@ -205,7 +199,7 @@ async function enqueueReleaseStarts(
   tx: EntityManager,
   created: ReleaseRow[],
   evaluations: Map<string, GateEvaluation>,
-  jobs: Map<string, StartedJob[]>,
+  jobs: Map<string, JobRef[]>,
 ): Promise<void> {
   await enqueueOrchestrations(
     tx,

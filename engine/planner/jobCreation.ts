@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JobAgentType } from '../../domain/jobAgentTypes';
 import { planReleaseJobs, type PlannedJob } from '../../domain/jobPlan';
-import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
+import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
 import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
+import type { JobRef } from '../../domain/orchestration';
+import type { StartJobsResult } from '../../workflows/activityResults';
 
 /**
  * docs/behaviour.md "Flow" step 4: the jobs of releases that may proceed, written with their release target's
@@ -16,17 +17,6 @@ import { uuidArray } from '../../db/sql';
  * loads what it needs and writes it, for one release (`startReleaseJobs`, a workflow whose gates
  * opened) or a whole batch (`createJobs`, the fan-out), with the same few statements.
  */
-
-export interface StartedJob {
-  id: string;
-  status: JobStatus;
-  agentType: JobAgentType | null;
-}
-
-export type StartJobsResult =
-  | { outcome: 'started'; attempt: number; jobs: StartedJob[] }
-  | { outcome: 'busy'; holder: string | null }
-  | { outcome: 'finished' };
 
 /** A release as job creation needs it. */
 export interface ReleaseRow {
@@ -97,7 +87,7 @@ export async function createJobs(
   tx: EntityManager,
   box: SecretBox,
   releases: readonly { release: ReleaseRow; attempt: number }[],
-): Promise<Map<string, StartedJob[]>> {
+): Promise<Map<string, JobRef[]>> {
   if (releases.length === 0) return new Map();
   const inputs = await loadPlanInputs(
     tx,
@@ -216,7 +206,7 @@ export async function startReleaseJobs(
       [releaseId],
     );
     if (!release || isTerminalReleasePhase(release.phase)) return { outcome: 'finished' };
-    const existing = await tx.execute<StartedJob[]>(
+    const existing = await tx.execute<JobRef[]>(
       `SELECT id, status, agent_type AS "agentType" FROM job WHERE release_id = ? AND attempt = ? ORDER BY agent_entry NULLS FIRST`,
       [releaseId, attempt],
     );

@@ -1,11 +1,15 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Activities } from '../../activities';
-import type { DispatchResult, DispatchStep, FollowResult } from '../../activities/agents/dispatcher';
-import type { MeasurementResult } from '../../activities/release';
-import type { StartJobsResult } from '../../engine/planner/jobCreation';
 import type { FinalPhase } from '../../engine/executor/releaseCompletion';
-import type { LoadedRelease } from '../../engine/eligibility/releaseFacts';
+import type {
+  DispatchResult,
+  DispatchStep,
+  FollowResult,
+  LoadedRelease,
+  MeasurementResult,
+  StartJobsResult,
+} from '../../workflows/activityResults';
 import type { GateEvaluation, ReleaseFacts } from '../../domain/gates';
 import type { JobAgentType } from '../../domain/jobAgentTypes';
 import type { JobStatus } from '../../domain/jobStatus';

@@ -72,4 +72,17 @@ describe('layer rules', () => {
       ),
     ).toEqual(['no-restricted-imports']);
   });
+
+  it('let the engine and activities name what activities answer the workflows, and nothing else of workflows/', () => {
+    const answer =
+      "import type { StartJobsResult } from '../../workflows/activityResults';\nexport type Answer = StartJobsResult;\n";
+    expect(lintAs('engine/planner/jobCreation.ts', answer)).toEqual([]);
+    expect(lintAs('activities/agents/dispatcher.ts', answer)).toEqual([]);
+    expect(
+      lintAs(
+        'engine/planner/jobCreation.ts',
+        "import { workflowIds } from '../../workflows/ids';\nexport const ids = workflowIds;\n",
+      ),
+    ).toEqual(['no-restricted-imports']);
+  });
 });
