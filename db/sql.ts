@@ -1,3 +1,4 @@
+import { ACTIVE_JOB_STATUSES } from '../domain/jobStatus';
 import { isUuid } from '../domain/uuid';
 
 /**
@@ -8,3 +9,9 @@ export function uuidArray(ids: readonly string[]): string {
   for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${id}`);
   return `{${ids.join(',')}}`;
 }
+
+/**
+ * The statuses of jobs that have not ended, as a SQL list: spelled as the partial index of active
+ * jobs (`job_one_active_per_entry`) spells them, so a query that filters with it can use that index.
+ */
+export const ACTIVE_JOB_STATUS_LIST = `(${ACTIVE_JOB_STATUSES.map((status) => `'${status}'`).join(', ')})`;

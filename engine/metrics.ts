@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
 import type { Database } from '../db/database';
+import { ACTIVE_JOB_STATUS_LIST } from '../db/sql';
 
 /**
  * Flightdeck's domain metrics, beside the HTTP and process ones (api/middleware/metrics.ts).
@@ -117,7 +118,7 @@ const STATE_GAUGES: StateGauge[] = [
         em,
         `SELECT j.status, j.workspace_id AS workspace, coalesce(a.name, 'none') AS agent, count(*)::int AS value
            FROM job j LEFT JOIN job_agent a ON a.id = j.job_agent_id
-          WHERE j.status IN ('pending', 'queued', 'triggered', 'in_progress', 'action_required')
+          WHERE j.status IN ${ACTIVE_JOB_STATUS_LIST}
           GROUP BY 1, 2, 3`,
         ['status', 'workspace', 'agent'],
       ),

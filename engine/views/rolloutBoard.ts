@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { summarizeCells, type CellCounts, type TargetGroup } from '../../domain/boardCells';
 import { groupBy } from '../../domain/grouping';
 import { NotFoundError } from '../../domain/errors';
-import { uuidArray } from '../../db/sql';
+import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../../db/sql';
 
 /** One deployment × environment cell of the rollout board. */
 export interface BoardCell {
@@ -333,7 +333,11 @@ export class RolloutBoardStore {
     );
   }
 
-  /** The oldest active jobs of each cell: those of the releases holding their targets. */
+  /**
+   * The oldest active jobs of each cell. An active job holds its target (docs/design.md "Invariants"),
+   * so these are the jobs of the releases holding the cell's targets, read through the index of
+   * active jobs.
+   */
   private activeJobs(scope: Scope) {
     return this.em.execute<
       (BoardCell['activeJobs'][number] & { deploymentId: string; environmentId: string })[]
@@ -344,12 +348,11 @@ export class RolloutBoardStore {
                 CASE WHEN a.id IS NOT NULL THEN json_build_object('id', a.id, 'name', a.name) END AS agent,
                 r.name AS resource,
                 row_number() OVER (PARTITION BY j.deployment_id, j.environment_id ORDER BY j.created_at, j.id) AS rank
-           FROM release_target_state s
-           JOIN job j ON j.release_id = s.active_release_id AND j.completed_at IS NULL
+           FROM job j
            LEFT JOIN job_agent a ON a.id = j.job_agent_id
            JOIN resource r ON r.id = j.resource_id
-          WHERE s.deployment_id = ANY(?::uuid[]) AND s.environment_id = ANY(?::uuid[])
-            AND s.active_release_id IS NOT NULL) x
+          WHERE j.status IN ${ACTIVE_JOB_STATUS_LIST} AND j.release_id IS NOT NULL
+            AND j.deployment_id = ANY(?::uuid[]) AND j.environment_id = ANY(?::uuid[])) x
         WHERE rank <= ${JOBS_PER_CELL}`,
       [uuidArray(scope.deploymentIds), uuidArray(scope.environmentIds)],
     );
