@@ -31,6 +31,7 @@ import { releaseTargetRoutes, releaseTargetStateRoutes } from './routes/releaseT
 import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
+import { policySkipRoutes } from './routes/policySkips';
 import { runbookRoutes } from './routes/runbooks';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -40,6 +41,7 @@ import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 import type { RegoEngine } from '../domain/planValidation';
+import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 import { domainEvents, registerStateGauges, STATE_READ_INTERVAL_MS } from '../engine/metrics';
 import { metricsListenerApp } from './metricsListener';
 import { processMetrics, prometheusText, scrapeMetrics } from './metricsScrape';
@@ -76,6 +78,8 @@ export interface AppDeps {
   rego: RegoEngine;
   /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
   decorateStores?: (stores: Stores) => Stores;
+  /** A policy skip's default and longest life (domain/policySkips.ts defaults when absent). */
+  policySkips?: SkipLifetimes;
 }
 
 export interface FlightdeckApp {
@@ -103,6 +107,7 @@ export const apiRoutes: readonly Route[] = [
   ...resourceProviderRoutes,
   ...jobAgentRoutes,
   ...policyRoutes,
+  ...policySkipRoutes,
   ...releaseTargetStateRoutes,
   ...releaseTargetRoutes,
   ...releaseRoutes,
@@ -166,7 +171,12 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   app.use(httpMetrics.middleware);
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
-    const stores = createStores(deps.orm, deps.secrets, deps.rego);
+    const stores = createStores(
+      deps.orm,
+      deps.secrets,
+      deps.rego,
+      deps.policySkips ?? DEFAULT_SKIP_LIFETIMES,
+    );
     ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
     await next();
   });

@@ -5,6 +5,7 @@ import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
 import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
+import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
@@ -100,6 +101,19 @@ const envSchema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   FLIGHTDECK_WORKER_CACHE_MB: z.coerce.number().int().min(16).max(65_536).default(DEFAULT_WORKFLOW_CACHE_MB),
   FLIGHTDECK_WORKER_HEAP_MB: z.coerce.number().int().min(256).max(65_536).default(DEFAULT_WORKER_HEAP_MB),
+  // A policy skip's life when it names no expiry, and the longest it may ask for (seconds).
+  FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(366 * 86_400)
+    .default(DEFAULT_SKIP_LIFETIMES.defaultSeconds),
+  FLIGHTDECK_POLICY_SKIP_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(366 * 86_400)
+    .default(DEFAULT_SKIP_LIFETIMES.maxSeconds),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
@@ -142,6 +156,8 @@ export interface Config {
     transport: TransportPolicy;
     /** Test-only: named faults to inject (see README, "Testing crash safety"). */
     faults: Faults;
+    /** A policy skip's default and longest life. */
+    policySkips: SkipLifetimes;
   };
   logLevel: EnvConfig['LOG_LEVEL'];
   /** Encrypts sensitive values at rest; `flightdeck start` keeps one in the data directory when unset. */
@@ -204,6 +220,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       message: 'must differ from FLIGHTDECK_PORT',
       path: ['FLIGHTDECK_METRICS_PORT'],
     })
+    .refine((e) => e.FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS <= e.FLIGHTDECK_POLICY_SKIP_MAX_SECONDS, {
+      message: 'must not exceed FLIGHTDECK_POLICY_SKIP_MAX_SECONDS',
+      path: ['FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS'],
+    })
     .safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
@@ -236,6 +256,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         allowInsecurePull: e.FLIGHTDECK_INSECURE_PULL,
       },
       faults: e.FLIGHTDECK_FAULT_INJECTION,
+      policySkips: {
+        defaultSeconds: e.FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS,
+        maxSeconds: e.FLIGHTDECK_POLICY_SKIP_MAX_SECONDS,
+      },
     },
     logLevel: e.LOG_LEVEL,
     secretKey: e.FLIGHTDECK_SECRET_KEY,

@@ -3,8 +3,9 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { AgentRunOptions } from './commands/agent';
 import type { ApplyCommandOptions } from './commands/apply';
 import type { ExplainCommandOptions } from './commands/explain';
+import type { SkipCreateOptions, SkipListOptions } from './commands/skip';
 import type { TemporalServerCommandOptions } from './commands/temporalServer';
-import { withWorkspaceConnection } from './commands/workspaceConnection';
+import { withWorkspaceConnection, type WorkspaceConnectionOptions } from './commands/workspaceConnection';
 import { ConfigError, loadConfig, type Config } from './config';
 import { flightdeckVersion } from './version';
 
@@ -182,6 +183,38 @@ withWorkspaceConnection(
     .option('--json', 'print the API answer instead of the table'),
 ).action(async (options: ExplainCommandOptions) => {
   process.exitCode = await (await import('./commands/explain.js')).explainCommand(options);
+});
+
+const skip = program
+  .command('skip')
+  .description('Policy skips: let a version pass one policy rule on a scope until a time, with a reason');
+withWorkspaceConnection(
+  skip
+    .command('create')
+    .description("Let a version's releases pass one gate rule; they look again at once")
+    .requiredOption('--rule <id>', "the rule's id (GET /policies/{id} shows them)")
+    .requiredOption('--version <id>', 'the version')
+    .option('--environment <id>', 'only in this environment')
+    .option('--resource <id>', 'only on this resource')
+    .requiredOption('--reason <text>', 'why: recorded, and shown in explain')
+    .option('--expires-at <time>', 'ISO 8601 (default: FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS from now)'),
+).action(async (options: SkipCreateOptions) => {
+  process.exitCode = await (await import('./commands/skip.js')).skipCreateCommand(options);
+});
+withWorkspaceConnection(
+  skip
+    .command('list')
+    .description("The workspace's policy skips, newest first")
+    .option('--version <id>', 'of this version')
+    .option('--rule <id>', 'of this rule')
+    .option('--active <true|false>', 'only those still counting (true) or expired (false)'),
+).action(async (options: SkipListOptions) => {
+  process.exitCode = await (await import('./commands/skip.js')).skipListCommand(options);
+});
+withWorkspaceConnection(
+  skip.command('delete <id>').description('Delete a policy skip: the rule counts again'),
+).action(async (id: string, options: WorkspaceConnectionOptions) => {
+  process.exitCode = await (await import('./commands/skip.js')).skipDeleteCommand(id, options);
 });
 
 program

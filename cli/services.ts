@@ -65,6 +65,7 @@ export async function startApiService(options: {
       ? { temporalUi: { url: options.temporalUiUrl, namespace: config.temporal.namespace } }
       : {}),
     decorateStores: storesWithFaults(config.api.faults),
+    policySkips: config.api.policySkips,
     version: flightdeckVersion(),
     readiness: {
       postgres: () => pingDatabase(orm),

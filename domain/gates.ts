@@ -12,6 +12,7 @@ import {
 } from './selectors';
 import { windowState } from './windows';
 import type { PlanVerdict } from './planValidation';
+import { activeSkip, skippedReason, type SkipFact } from './policySkips';
 
 /**
  * Policy gates of a release (docs/design.md "Release workflow"): every rule of every enabled policy whose selector matches
@@ -129,6 +130,11 @@ export interface ReleaseFacts {
    * on the plan).
    */
   planValidation?: Record<string, PlanVerdict>;
+  /**
+   * The policy skips that apply to this release (its version, on its environment or resource or on
+   * every target), unexpired when read; absent when there are none, and in older histories.
+   */
+  skips?: SkipFact[];
 }
 
 const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
@@ -384,6 +390,17 @@ function planValidationRules(facts: ReleaseFacts, now: number): RuleEvaluation[]
 
 /** Every policy rule's evaluation, and the version's dependencies': what a version must pass on the target. */
 export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
+  return ruleEvaluations(facts, nowDate).map((rule) => {
+    const skip =
+      rule.state !== 'passed' && rule.ruleId ? activeSkip(facts.skips, rule.ruleId, nowDate) : undefined;
+    if (!skip) return rule;
+    const { nextEvaluationAt: _next, waitingOn: _on, ...passed } = rule;
+    return { ...passed, state: 'passed', reason: skippedReason(skip) };
+  });
+}
+
+/** Each rule's own verdict, before skips. */
+function ruleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
   const now = nowDate.getTime();
   const selected = versionSelectedHere(facts, facts.version);
   return [

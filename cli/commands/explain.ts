@@ -1,18 +1,11 @@
 import type { Explanation } from '../../domain/explain';
-import {
-  connect,
-  missingConnection,
-  workspaceOf,
-  type WorkspaceConnectionOptions,
-} from './workspaceConnection';
+import { runWorkspaceCommand, type WorkspaceConnectionOptions, type Write } from './workspaceConnection';
 
 export interface ExplainCommandOptions extends WorkspaceConnectionOptions {
   target: string;
   version?: string;
   json?: boolean;
 }
-
-type Write = (line: string) => void;
 
 const MARK = { passed: '✓', waiting: '…', blocked: '✗' } as const;
 
@@ -77,14 +70,7 @@ export async function explainCommand(
   out: Write = (line) => process.stdout.write(`${line}\n`),
   err: Write = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
-  const missing = missingConnection(options);
-  if (missing) {
-    err(`flightdeck explain: ${missing}`);
-    return 1;
-  }
-  const client = connect(options);
-  try {
-    const workspaceId = await workspaceOf(client, options);
+  return runWorkspaceCommand('explain', options, err, async (client, workspaceId) => {
     const query = options.version ? `?versionId=${encodeURIComponent(options.version)}` : '';
     const response = await client.request<Explanation & { detail?: string }>(
       'GET',
@@ -97,10 +83,5 @@ export async function explainCommand(
     if (options.json) out(JSON.stringify(response.body, null, 2));
     else for (const line of renderExplanation(response.body)) out(line);
     return 0;
-  } catch (error) {
-    err(`flightdeck explain: ${(error as Error).message}`);
-    return 1;
-  } finally {
-    client.close();
-  }
+  });
 }

@@ -47,3 +47,31 @@ export async function workspaceOf(client: ApiClient, options: WorkspaceConnectio
   }
   return workspaces[0]!.id;
 }
+
+export type Write = (line: string) => void;
+
+/**
+ * Runs a workspace command's `body` with a client connected to the options' workspace: 1 with a
+ * message when the connection is not given or the call fails, otherwise what `body` returns.
+ */
+export async function runWorkspaceCommand(
+  name: string,
+  options: WorkspaceConnectionOptions,
+  err: Write,
+  body: (client: ApiClient, workspaceId: string) => Promise<number>,
+): Promise<number> {
+  const missing = missingConnection(options);
+  if (missing) {
+    err(`flightdeck ${name}: ${missing}`);
+    return 1;
+  }
+  const client = connect(options);
+  try {
+    return await body(client, await workspaceOf(client, options));
+  } catch (error) {
+    err(`flightdeck ${name}: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}

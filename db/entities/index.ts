@@ -6,6 +6,7 @@ import { EnvironmentSchema } from './environment';
 import { JobSchema, JobVerificationSchema } from './job';
 import { JobAgentSchema } from './jobAgent';
 import { PolicySchema } from './policy';
+import { PolicySkipSchema } from './policySkip';
 import { RelationshipRuleSchema } from './relationshipRule';
 import { ReleaseSchema } from './release';
 import { ReleaseTargetSchema } from './releaseTarget';
@@ -34,6 +35,7 @@ export const entities = [
   DeploymentVariableSchema,
   DeploymentVariableValueSchema,
   PolicySchema,
+  PolicySkipSchema,
   VariableSetSchema,
   VariableSetVariableSchema,
   RelationshipRuleSchema,
@@ -55,6 +57,7 @@ export * from './environment';
 export * from './job';
 export * from './jobAgent';
 export * from './policy';
+export * from './policySkip';
 export * from './relationshipRule';
 export * from './release';
 export * from './releaseTarget';

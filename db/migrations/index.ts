@@ -20,6 +20,7 @@ import { Migration0021LegacySealsRetired } from './Migration0021LegacySealsRetir
 import { Migration0023OutboxLeaseLane } from './Migration0023OutboxLeaseLane';
 import { Migration0024FairStarts } from './Migration0024FairStarts';
 import { Migration0025NewestRelease } from './Migration0025NewestRelease';
+import { Migration0026PolicySkips } from './Migration0026PolicySkips';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   { name: 'Migration0023OutboxLeaseLane', class: Migration0023OutboxLeaseLane },
   { name: 'Migration0024FairStarts', class: Migration0024FairStarts },
   { name: 'Migration0025NewestRelease', class: Migration0025NewestRelease },
+  { name: 'Migration0026PolicySkips', class: Migration0026PolicySkips },
 ];

@@ -16,6 +16,8 @@ import { ReleaseTargetStore } from './releaseTargets';
 import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
+import { PolicySkipStore } from './policySkips';
+import type { SkipLifetimes } from '../../domain/policySkips';
 import { RolloutBoardStore } from '../../engine/views/rolloutBoard';
 import { RunbookStore } from './runbooks';
 import { SelectorOverrunStore } from './selectorOverruns';
@@ -45,6 +47,7 @@ export interface Stores {
   variables: VariableStore;
   variableSets: VariableSetStore;
   policies: PolicyStore;
+  policySkips: PolicySkipStore;
   releaseTargets: ReleaseTargetStore;
   relationshipRules: RelationshipRuleStore;
   releases: ReleaseStore;
@@ -57,7 +60,12 @@ export interface Stores {
   selectorOverruns: SelectorOverrunStore;
 }
 
-export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine): Stores {
+export function createStores(
+  orm: Database,
+  secrets: SecretBox,
+  rego: RegoEngine,
+  skipLifetimes: SkipLifetimes,
+): Stores {
   const em = orm.em.fork() as EntityManager;
   return {
     workspaces: new WorkspaceStore(em),
@@ -75,6 +83,7 @@ export function createStores(orm: Database, secrets: SecretBox, rego: RegoEngine
     variables: new VariableStore(em, secrets),
     variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets, rego),
+    policySkips: new PolicySkipStore(em, skipLifetimes),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),

@@ -5,7 +5,6 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
 import {
-  ApiKeySchema,
   ApprovalSchema,
   DeploymentVersionSchema,
   EnvironmentSchema,
@@ -21,7 +20,7 @@ import { cancelOpenJobs } from '../../engine/jobMoves';
 import { enqueueOrchestration } from '../outbox';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
-import { findOwned, listPage } from './common';
+import { actorOf, findOwned, listPage } from './common';
 
 export interface ReleaseFilter {
   deploymentId?: string;
@@ -116,7 +115,7 @@ export class ReleaseStore {
       await findOwned(em, DeploymentVersionSchema, workspaceId, versionId, 'deployment version');
       for (const environmentId of environmentIds)
         await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
-      const user = await userOf(em, principal);
+      const user = await actorOf(em, principal);
       const approvals: Approval[] = [];
       for (const environmentId of environmentIds) {
         const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });
@@ -194,7 +193,7 @@ export class ReleaseStore {
           'release_not_run',
         );
       }
-      const user = await userOf(em, principal);
+      const user = await actorOf(em, principal);
       const now = new Date();
       release.phase = 'pending';
       release.phaseReason = overrideReason
@@ -219,10 +218,4 @@ export class ReleaseStore {
       return release;
     });
   }
-}
-
-async function userOf(em: EntityManager, principal: Principal): Promise<{ id: string; name: string }> {
-  if (principal.kind !== 'apiKey') return { id: 'admin', name: 'operator' };
-  const key = await em.findOne(ApiKeySchema, { id: principal.apiKeyId });
-  return { id: principal.apiKeyId, name: key?.name ?? principal.apiKeyId };
 }

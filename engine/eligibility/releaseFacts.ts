@@ -13,6 +13,7 @@ import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { selectorMatches, type DeploymentFields } from '../../domain/selectors';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
 import { uuidArray } from '../../db/sql';
+import type { SkipFact } from '../../domain/policySkips';
 import type { LoadedRelease } from '../../workflows/activityResults';
 import type { z } from 'zod';
 
@@ -49,6 +50,10 @@ export const DEPLOYED_VERSION_JOIN = (state: string, version: string) =>
    LEFT JOIN deployment_version ${version} ON ${version}.id = ${version}_release.version_id`;
 
 const iso = (value: Date | string | number) => new Date(value).toISOString();
+
+/** `{[key]: values}` when there are any, nothing otherwise: a history records only facts that exist. */
+const ifAny = <K extends string, T>(key: K, values: T[] | undefined) =>
+  values && values.length > 0 ? ({ [key]: values } as Record<K, T[]>) : {};
 
 type Progression = z.infer<typeof EnvironmentProgressionRule>;
 
@@ -193,6 +198,7 @@ async function loadFacts(
   const dependent = rows.filter((row) => rulesOf(row).some((rule) => rule.deploymentDependency));
   const families = {
     approvals: await loadApprovals(em, rows),
+    skips: await loadSkips(em, rows),
     newerReleases: await loadNewerReleases(em, rows),
     rollout: await loadRolloutPositions(
       em,
@@ -256,6 +262,41 @@ async function loadApprovals(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsB
       (byVersionEnvironment.get(`${row.version_id}/${row.environment_id}`) ?? []).map(
         ({ userId, userName, status, reason, at }) => ({ userId, userName, status, reason, at: iso(at) }),
       ),
+    ]),
+  );
+}
+
+/**
+ * The unexpired policy skips of each row's version on its target: those scoped to its environment,
+ * to its resource, or to neither (every target of the version).
+ */
+async function loadSkips(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRelease<SkipFact[]>> {
+  const skips = await sql.execute<
+    (SkipFact & { version_id: string; environment_id: string | null; resource_id: string | null })[]
+  >(
+    `SELECT s.id, s.rule_id AS "ruleId", s.reason, s.expires_at AS "expiresAt", s.version_id, s.environment_id,
+            s.resource_id, json_build_object('id', s.created_by_id, 'name', s.created_by_name) AS "createdBy"
+       FROM policy_skip s WHERE s.version_id = ANY(?::uuid[]) AND s.expires_at > now()
+      ORDER BY s.created_at, s.id`,
+    [uuidArray([...new Set(rows.map((row) => row.version_id))])],
+  );
+  const byVersion = groupBy(skips, (skip) => skip.version_id);
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      (byVersion.get(row.version_id) ?? [])
+        .filter(
+          (skip) =>
+            (skip.environment_id === null || skip.environment_id === row.environment_id) &&
+            (skip.resource_id === null || skip.resource_id === row.resource_id),
+        )
+        .map(({ id, ruleId, reason, expiresAt, createdBy }) => ({
+          id,
+          ruleId,
+          reason,
+          expiresAt: iso(expiresAt),
+          createdBy,
+        })),
     ]),
   );
 }
@@ -400,6 +441,7 @@ function assembleRelease(
   policies: MatchedPolicy[],
   families: {
     approvals: FactsByRelease<ApprovalFact[]>;
+    skips: FactsByRelease<SkipFact[]>;
     newerReleases: FactsByRelease<ReleaseFacts['newerReleases']>;
     rollout: FactsByRelease<ReleaseFacts['rollout']>;
     versionDependencies: FactsByRelease<DependencyFact[]>;
@@ -437,6 +479,7 @@ function assembleRelease(
       ...(readsUpstream ? { upstream: families.upstream.get(row.id) ?? [] } : {}),
       versionDependencies: families.versionDependencies.get(row.id) ?? [],
       rollout: families.rollout.get(row.id) ?? { position: 0, total: 1, startedAt: iso(row.created_at) },
+      ...ifAny('skips', families.skips.get(row.id)),
     },
   };
 }

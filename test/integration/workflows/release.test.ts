@@ -196,6 +196,35 @@ describe('releaseWorkflow', () => {
     expect(release.evaluations.map((e) => e.decision)).toEqual(['wait', 'proceed']);
   });
 
+  it('passes an approval rule under a policy skip, and records why', async () => {
+    const release = new FakeRelease(randomUUID());
+    const until = seconds(3600).toISOString();
+    release.facts = releaseFacts(
+      new Date(),
+      {
+        skips: [
+          {
+            id: 's1',
+            ruleId: 'rule-0',
+            reason: 'hotfix',
+            expiresAt: until,
+            createdBy: { id: 'k1', name: 'Ada' },
+          },
+        ],
+      },
+      [{ anyApproval: { minApprovals: 1 } }],
+    );
+    await withRelease(release, async (taskQueue) => {
+      const handle = await startRelease(taskQueue, release, 'release-skipped');
+      await release.report(handle, 'successful');
+      expect((await handle.result()).phase).toBe('succeeded');
+    });
+    expect(release.evaluations.map((e) => e.decision)).toEqual(['proceed']);
+    expect(release.evaluations[0]!.rules.find((rule) => rule.ruleId === 'rule-0')?.reason).toBe(
+      `skipped by Ada until ${until}: hotfix`,
+    );
+  });
+
   it('looks again by itself when a wake is lost, backing off while nothing changes', async () => {
     // The idle waits as the test's clock: 400 ms doubling up to 1.6 s instead of 10 minutes to 6 hours.
     const idleWaits = { firstMs: 400, longestMs: 1_600 };
