@@ -135,6 +135,11 @@ export interface ReleaseFacts {
    * every target), unexpired when read; absent when there are none, and in older histories.
    */
   skips?: SkipFact[];
+  /**
+   * The id of the API key that created the version, read by approval rules that require another
+   * approver (absent for versions created before it was recorded, and in older histories).
+   */
+  versionCreatedBy?: string;
 }
 
 const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
@@ -176,7 +181,11 @@ function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
         reason: `rejected by ${rejection.userName}${rejection.reason ? `: ${rejection.reason}` : ''}`,
       };
     }
-    const approved = facts.approvals.filter((a) => a.status === 'approved').length;
+    const own = spec.requireDistinctApprover ? facts.versionCreatedBy : undefined;
+    const approvals = facts.approvals.filter((a) => a.status === 'approved');
+    const approved = approvals.filter((a) => a.userId !== own).length;
+    const creatorsOwn =
+      approved < approvals.length ? "; the version's creator's approval does not count" : '';
     return approved >= spec.minApprovals
       ? {
           kind: 'anyApproval' as const,
@@ -190,7 +199,7 @@ function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
           policyId,
           ruleId,
           state: 'waiting' as const,
-          reason: `${approved} of ${spec.minApprovals} approvals`,
+          reason: `${approved} of ${spec.minApprovals} approvals${creatorsOwn}`,
         };
   });
 }

@@ -15,7 +15,14 @@ import { RULE_KIND_NAMES, ruleKind, type RuleKind } from './ruleKinds';
 const jobStatus = z.enum(JOB_STATUSES);
 const jobStatuses = z.array(jobStatus).max(JOB_STATUSES.length);
 
-export const AnyApprovalRule = z.strictObject({ minApprovals: z.number().int().min(1).max(100) });
+export const AnyApprovalRule = z.strictObject({
+  minApprovals: z.number().int().min(1).max(100),
+  /**
+   * The key that created the version may not approve it: its approval is refused (403) and would not
+   * count (docs/behaviour.md "Approvals").
+   */
+  requireDistinctApprover: z.boolean().optional(),
+});
 
 export const EnvironmentProgressionRule = z.strictObject({
   dependsOnEnvironmentSelector: celExpression('environment'),

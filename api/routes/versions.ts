@@ -30,7 +30,12 @@ export const versionRoutes = [
       409: { description: 'The tag exists for this deployment' },
     },
     async handle(ctx, { params, body }) {
-      const created = await ctx.state.stores.versions.create(params.workspaceId, params.deploymentId, body);
+      const created = await ctx.state.stores.versions.create(
+        params.workspaceId,
+        params.deploymentId,
+        body,
+        ctx.state.principal,
+      );
       return { status: 200, body: toDeploymentVersion(created) };
     },
   }),

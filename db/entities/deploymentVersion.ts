@@ -20,6 +20,8 @@ export const DeploymentVersionSchema = defineEntity({
     rolloutStatus: p.text().$type<RolloutStatus>().nullable(),
     rolloutReleaseCount: p.integer().default(0),
     rolloutCompletedAt: p.datetime().nullable(),
+    /** The API key that created it (`admin` for the operator; null when created before this was kept). */
+    createdById: p.text().nullable(),
   }),
 });
 export type DeploymentVersion = InferEntity<typeof DeploymentVersionSchema>;

@@ -21,6 +21,7 @@ import { Migration0023OutboxLeaseLane } from './Migration0023OutboxLeaseLane';
 import { Migration0024FairStarts } from './Migration0024FairStarts';
 import { Migration0025NewestRelease } from './Migration0025NewestRelease';
 import { Migration0026PolicySkips } from './Migration0026PolicySkips';
+import { Migration0027VersionCreator } from './Migration0027VersionCreator';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   { name: 'Migration0024FairStarts', class: Migration0024FairStarts },
   { name: 'Migration0025NewestRelease', class: Migration0025NewestRelease },
   { name: 'Migration0026PolicySkips', class: Migration0026PolicySkips },
+  { name: 'Migration0027VersionCreator', class: Migration0027VersionCreator },
 ];

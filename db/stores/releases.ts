@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConflictError } from '../../domain/errors';
+import { ConflictError, ForbiddenError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
@@ -16,6 +16,7 @@ import {
   type Release,
 } from '../entities';
 import { newId } from '../ids';
+import { distinctApproverPolicy } from '../../engine/eligibility/approvers';
 import { cancelOpenJobs } from '../../engine/jobMoves';
 import { enqueueOrchestration } from '../outbox';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
@@ -112,10 +113,25 @@ export class ReleaseStore {
     input: ApprovalInput,
   ): Promise<Approval[]> {
     return this.em.transactional(async (em) => {
-      await findOwned(em, DeploymentVersionSchema, workspaceId, versionId, 'deployment version');
+      const version = await findOwned(
+        em,
+        DeploymentVersionSchema,
+        workspaceId,
+        versionId,
+        'deployment version',
+      );
       for (const environmentId of environmentIds)
         await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
       const user = await actorOf(em, principal);
+      if (input.status === 'approved' && version.createdById === user.id) {
+        const policy = await distinctApproverPolicy(em, workspaceId, versionId, environmentIds);
+        if (policy) {
+          throw new ForbiddenError(
+            `The key that created version ${version.tag} cannot approve it: policy "${policy}" requires another approver`,
+            'distinct_approver_required',
+          );
+        }
+      }
       const approvals: Approval[] = [];
       for (const environmentId of environmentIds) {
         const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });

@@ -17,7 +17,8 @@ import {
 } from './versionDependencies';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
-import { definedOnly, findOwned, listFiltered } from './common';
+import { actorOf, definedOnly, findOwned, listFiltered } from './common';
+import type { Principal } from '../../domain/principal';
 
 export interface NewVersion {
   tag: string;
@@ -58,6 +59,7 @@ export class VersionStore {
     workspaceId: string,
     deploymentId: string,
     input: NewVersion & { dependencies?: DependencyMap },
+    principal?: Principal,
   ): Promise<VersionWithDependencies> {
     const version = await conflictOnDuplicate(
       () =>
@@ -82,6 +84,7 @@ export class VersionStore {
             rolloutStatus: null,
             rolloutReleaseCount: 0,
             rolloutCompletedAt: null,
+            createdById: principal ? (await actorOf(em, principal)).id : null,
           });
           if (input.dependencies && Object.keys(input.dependencies).length > 0) {
             await em.flush();

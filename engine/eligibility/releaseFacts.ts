@@ -25,6 +25,7 @@ interface ReleaseRow {
   resource_id: string;
   version_id: string;
   phase: ReleasePhase;
+  version_created_by: string | null;
   redeploy_requested_at: Date | null;
   redeploy_override_reason: string | null;
   created_at: Date;
@@ -68,7 +69,8 @@ const FACT_COLUMNS = `
             json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
             json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
                               'metadata', r.metadata, 'config', r.config) AS resource,
-            s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at`;
+            s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at,
+            v.created_by_id AS version_created_by`;
 
 /** The facts of many releases, keyed by release id; unknown ids are absent. */
 export async function loadReleases(
@@ -480,6 +482,7 @@ function assembleRelease(
       versionDependencies: families.versionDependencies.get(row.id) ?? [],
       rollout: families.rollout.get(row.id) ?? { position: 0, total: 1, startedAt: iso(row.created_at) },
       ...ifAny('skips', families.skips.get(row.id)),
+      ...(row.version_created_by ? { versionCreatedBy: row.version_created_by } : {}),
     },
   };
 }

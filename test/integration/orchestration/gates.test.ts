@@ -82,6 +82,47 @@ describe('policy gates', () => {
     expect(job!.releaseId).toBe(waiting.id);
   });
 
+  it("refuses the approval of the key that created the version where a policy requires another approver (403), and counts another key's", async () => {
+    const { deployment, envIds } = await lane('distinct', ['prod']);
+    await api.policy({
+      name: 'another approver in prod',
+      selector: 'environment.name == "distinct-prod"',
+      rules: [{ anyApproval: { minApprovals: 1, requireDistinctApprover: true } }],
+    });
+    const version = await api.version(deployment, '1.0.0');
+    const waiting = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the release to wait for an approval',
+    );
+    const approvals = async () =>
+      (
+        await (stack.orm.em.fork() as EntityManager).execute<{ n: number }[]>(
+          'SELECT count(*)::int AS n FROM approval WHERE version_id = ?',
+          [version],
+        )
+      )[0]!.n;
+
+    // The creator's key, by both ways of approving: 403 with the reason, nothing written.
+    const own = await stack.http.post(`${api.ws}/releases/${waiting.id}/approve`).set(stack.auth).send({});
+    expect([own.status, own.body.code]).toEqual([403, 'distinct_approver_required']);
+    expect(own.body.detail).toContain('policy "another approver in prod" requires another approver');
+    const records = await stack.http
+      .put(`${api.ws}/deployment-versions/${version}/user-approval-records`)
+      .set(stack.auth)
+      .send({ status: 'approved', environmentIds: [envIds.prod] });
+    expect(records.status).toBe(403);
+    expect(await approvals()).toBe(0);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+
+    await stack.http
+      .post(`${api.ws}/releases/${waiting.id}/approve`)
+      .set('x-api-key', secondKey)
+      .send({})
+      .expect(202);
+    const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    expect(job!.releaseId).toBe(waiting.id);
+  });
+
   it('blocks a version that someone rejected', async () => {
     const { deployment, envIds } = await lane('reject', ['prod']);
     await api.policy({
