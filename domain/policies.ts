@@ -93,6 +93,16 @@ export const RetryRule = z.strictObject({
   retryOnStatuses: jobStatuses.optional(),
 });
 
+/**
+ * Ctrlplane's rollback rule: when a target's newest release fails with its last job in one of these
+ * statuses (or, with `onVerificationFailure`, its verification failed), the target's previous
+ * successful release runs again (docs/behaviour.md "Rollback").
+ */
+export const RollbackRule = z.strictObject({
+  onJobStatuses: jobStatuses.min(1).optional(),
+  onVerificationFailure: z.boolean().optional(),
+});
+
 export const GradualRolloutRule = z.strictObject({
   rolloutType: z.enum(['linear', 'linear-normalized']),
   timeScaleInterval: seconds,
@@ -259,6 +269,7 @@ export const RULE_KINDS = {
   verification: VerificationRule,
   deploymentDependency: DeploymentDependencyRule,
   planValidationOpa: PlanValidationOpaRule,
+  rollback: RollbackRule,
 } as const satisfies Record<RuleKind, z.ZodType>;
 
 export { ruleKind, type RuleKind };

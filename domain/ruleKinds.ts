@@ -14,6 +14,7 @@ export const RULE_KIND_NAMES = [
   'verification',
   'deploymentDependency',
   'planValidationOpa',
+  'rollback',
 ] as const;
 
 export type RuleKind = (typeof RULE_KIND_NAMES)[number];

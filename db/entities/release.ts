@@ -33,4 +33,6 @@ export interface RedeployRecord {
   at: string;
   by: string;
   overrideReason: string | null;
+  /** Set when the redeploy is a rollback: the release whose failure caused it. */
+  rollbackOf?: string;
 }

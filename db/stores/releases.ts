@@ -17,8 +17,8 @@ import {
 } from '../entities';
 import { newId } from '../ids';
 import { distinctApproverPolicy } from '../../engine/eligibility/approvers';
+import { requestRedeploy } from '../../engine/executor/releaseRedeploy';
 import { cancelOpenJobs } from '../../engine/jobMoves';
-import { enqueueOrchestration } from '../outbox';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
 import { actorOf, findOwned, listPage } from './common';
@@ -210,27 +210,15 @@ export class ReleaseStore {
         );
       }
       const user = await actorOf(em, principal);
-      const now = new Date();
-      release.phase = 'pending';
-      release.phaseReason = overrideReason
-        ? `redeploy requested by ${user.name}, overriding the policies: ${overrideReason}`
-        : `redeploy requested by ${user.name}`;
-      release.redeployRequestedAt = now;
-      release.redeployOverrideReason = overrideReason;
-      release.redeploys = [...release.redeploys, { at: now.toISOString(), by: user.name, overrideReason }];
-      release.completedAt = null;
-      await em.flush();
-      await enqueueOrchestration(em, {
-        kind: 'release.redeploy',
-        release: {
-          id: release.id,
-          workspaceId: release.workspaceId,
-          deploymentId: release.deploymentId,
-          environmentId: release.environmentId,
-          resourceId: release.resourceId,
-          versionId: release.versionId,
-        },
-      });
+      await requestRedeploy(
+        em,
+        release.id,
+        { at: new Date().toISOString(), by: user.name, overrideReason },
+        overrideReason
+          ? `redeploy requested by ${user.name}, overriding the policies: ${overrideReason}`
+          : `redeploy requested by ${user.name}`,
+      );
+      await em.refresh(release);
       return release;
     });
   }

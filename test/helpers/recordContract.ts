@@ -7,7 +7,7 @@ import type { TestStack } from './stack';
 /**
  * The table behind test/integration/records/contract.test.ts: every operation on the workspace records
  * (systems and their links, environments, deployments, versions and their dependencies, resources and
- * their variables, job agents, deployment variables and their values, policies), with what it takes to
+ * their variables, job agents, deployment variables and their values, policies and their skips), with what it takes to
  * send it and what it writes. The test derives from each row: 401 without a key, 404 on another
  * workspace's records, 409 for a duplicate, each writing nothing; and a control that the row's request,
  * sent with the key on one's own records, succeeds and writes its tables (so the refusals are refusals).
@@ -35,6 +35,10 @@ export interface Records {
   variable: string;
   value: string;
   policy: string;
+  /** The approval rule of `policy`. */
+  policyRule: string;
+  /** A skip of `policyRule` for `version`. */
+  policySkip: string;
   /** What a second record of each kind holds already: a write that takes one of these is a duplicate. */
   taken: {
     systemName: string;
@@ -67,7 +71,8 @@ export type Table =
   | 'job_agent'
   | 'deployment_variable'
   | 'deployment_variable_value'
-  | 'policy';
+  | 'policy'
+  | 'policy_skip';
 
 export interface Duplicate {
   /** What the body takes that another record holds: `slug`, `name`. */
@@ -420,6 +425,25 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/policies', status: 200, writes: [] },
   { method: 'get', path: '/policies/{policy}', status: 200, writes: [] },
   { method: 'delete', path: '/policies/{policy}', status: 202, writes: ['policy'] },
+
+  // Policy skips
+  {
+    method: 'post',
+    path: '/policy-skips',
+    body: (r) => ({
+      ruleId: r.policyRule,
+      versionId: r.version,
+      environmentId: r.environment,
+      resourceId: r.resource,
+      reason: fresh('skip'),
+    }),
+    bodyRefs: ['policyRule', 'version', 'environment', 'resource'],
+    status: 201,
+    writes: ['policy_skip'],
+  },
+  { method: 'get', path: '/policy-skips', status: 200, writes: [] },
+  { method: 'get', path: '/policy-skips/{policySkip}', status: 200, writes: [] },
+  { method: 'delete', path: '/policy-skips/{policySkip}', status: 200, writes: ['policy_skip'] },
 ];
 
 /** `METHOD /path`, as the tests name an operation. */

@@ -83,7 +83,21 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
   await write('put', `${variables}/${randomUUID()}`, { key: takenKey }, 202);
   const value = randomUUID();
   await write('put', `${variables}/${variable}/values/${value}`, { priority: 1, value: 'mine' }, 202);
-  const policy = await write('post', '/policies', { name: `Policy ${label}` }, 202);
+  const policy = await write(
+    'post',
+    '/policies',
+    { name: `Policy ${label}`, rules: [{ anyApproval: { minApprovals: 1 } }] },
+    202,
+  );
+  const { rules } = (await stack.http.get(`${base}/policies/${policy.id}`).set(workspace.auth)).body as {
+    rules: { id: string }[];
+  };
+  const policySkip = await write(
+    'post',
+    '/policy-skips',
+    { ruleId: rules[0]!.id, versionId: version.id, reason: `skip ${label}` },
+    201,
+  );
   const takenPolicy = await write('post', '/policies', { name: `Taken policy ${label}` }, 202);
 
   return {
@@ -102,6 +116,8 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
     variable,
     value,
     policy: policy.id,
+    policyRule: rules[0]!.id,
+    policySkip: policySkip.id,
     taken: {
       systemName: takenSystem.name!,
       systemSlug: takenSystem.slug!,
@@ -129,6 +145,7 @@ export async function readBack(stack: TestStack, workspace: WorkspaceAccess, r: 
     `/job-agents/${r.jobAgent}`,
     `/deployments/${r.deployment}/variables/${r.variable}`,
     `/policies/${r.policy}`,
+    `/policy-skips/${r.policySkip}`,
   ];
   const reads: unknown[] = [];
   for (const path of paths) {
