@@ -58,12 +58,9 @@ export const ReleaseSchema = z
             .string()
             .nullable()
             .openapi({ description: 'Set when the redeploy overrode the policies' }),
-          rollbackOf: z
-            .uuid()
-            .optional()
-            .openapi({
-              description: 'Set when the redeploy is a rollback: the release whose failure caused it',
-            }),
+          rollbackOf: z.uuid().optional().openapi({
+            description: 'Set when the redeploy is a rollback: the release whose failure caused it',
+          }),
         }),
       )
       .openapi({ description: 'Every redeploy of the release, oldest first' }),
