@@ -44,7 +44,12 @@ interface TargetRow extends ReleaseTargetRef, TargetRecords {
   deployed_version_id: string | null;
 }
 
-const TARGET_SELECT = `
+/**
+ * The batch's targets with what eligibility reads of them, from `picked`: a subquery of release
+ * target rows (`t`), chosen first so the joins below look up that batch alone (joined to the whole
+ * tables in key order, each batch after a cursor would scan every row before it).
+ */
+const targetSelect = (picked: string) => `
   SELECT t.resource_id AS "resourceId", t.environment_id AS "environmentId", t.deployment_id AS "deploymentId",
          t.workspace_id,
          json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
@@ -52,7 +57,7 @@ const TARGET_SELECT = `
          json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
          json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
          dv.created_at AS deployed_created_at, dv.id AS deployed_version_id
-    FROM release_target t
+    FROM (${picked}) t
     JOIN resource r ON r.id = t.resource_id
     JOIN environment e ON e.id = t.environment_id
     JOIN deployment d ON d.id = t.deployment_id
@@ -69,6 +74,7 @@ const TARGET_SELECT = `
  * each, fill batches of 500 well under it.
  */
 export const BATCH_RESOURCE_BYTES = 1024 * 1024;
+/** A resource `r`'s stored bytes; read by id per target (a join would scan the table in key order up to the batch). */
 const RESOURCE_BYTES = 'coalesce(pg_column_size(r.config), 0) + coalesce(pg_column_size(r.metadata), 0)';
 
 /**
@@ -83,8 +89,9 @@ async function targetsWithinBytes(
 ): Promise<{ limit: number; more: boolean }> {
   const [row] = await tx.execute<{ fitting: number; candidates: number }[]>(
     `SELECT count(*) FILTER (WHERE n = 1 OR bytes <= ?)::int AS fitting, count(*)::int AS candidates
-       FROM (SELECT row_number() OVER w AS n, sum(${RESOURCE_BYTES}) OVER w AS bytes
-               FROM release_target t LEFT JOIN resource r ON r.id = t.resource_id
+       FROM (SELECT row_number() OVER w AS n,
+                    sum((SELECT ${RESOURCE_BYTES} FROM resource r WHERE r.id = t.resource_id)) OVER w AS bytes
+               FROM release_target t
               WHERE ${where}
              WINDOW w AS (ORDER BY t.resource_id, t.environment_id)
               ORDER BY t.resource_id, t.environment_id
@@ -268,7 +275,8 @@ export async function rollOutVersionBatch(
     const params = after ? [version.deployment_id, afterResource, afterEnvironment] : [version.deployment_id];
     const { limit, more } = await targetsWithinBytes(tx, where, params, size);
     const targets = await tx.execute<TargetRow[]>(
-      `${TARGET_SELECT} WHERE ${where} ORDER BY t.resource_id, t.environment_id LIMIT ?`,
+      `${targetSelect(`SELECT * FROM release_target t WHERE ${where} ORDER BY t.resource_id, t.environment_id LIMIT ?`)}
+        ORDER BY t.resource_id, t.environment_id`,
       [...params, limit],
     );
     const policies = await enabledPolicies(tx, version.workspace_id);
@@ -317,8 +325,9 @@ export async function rollOutPendingTargets(
           ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED),
        sized AS (
          SELECT c.resource_id, c.environment_id, c.deployment_id, count(*) OVER () AS candidates,
-                row_number() OVER w AS n, sum(${RESOURCE_BYTES}) OVER w AS bytes
-           FROM candidates c LEFT JOIN resource r ON r.id = c.resource_id
+                row_number() OVER w AS n,
+                sum((SELECT ${RESOURCE_BYTES} FROM resource r WHERE r.id = c.resource_id)) OVER w AS bytes
+           FROM candidates c
          WINDOW w AS (ORDER BY c.created_at, c.resource_id, c.environment_id, c.deployment_id))
        UPDATE release_target t SET rollout_pending = false
          FROM sized p
@@ -331,10 +340,10 @@ export async function rollOutPendingTargets(
     if (picked.length === 0) return { created: 0, started: 0, more: false };
     const candidates = picked[0]!.candidates;
     const targets = await tx.execute<TargetRow[]>(
-      `${TARGET_SELECT}
+      targetSelect(`SELECT t.* FROM release_target t
          JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id, deployment_id)
            ON wanted.resource_id = t.resource_id AND wanted.environment_id = t.environment_id
-          AND wanted.deployment_id = t.deployment_id`,
+          AND wanted.deployment_id = t.deployment_id`),
       [
         uuidArray(picked.map((t) => t.resourceId)),
         uuidArray(picked.map((t) => t.environmentId)),
