@@ -12,6 +12,13 @@ import { requestRedeploy } from './releaseRedeploy';
  * A release's latest redeploy says how its latest run began: a rollback's failure is not rolled back.
  */
 export async function rollBackAfterFailure(tx: EntityManager, releaseId: string): Promise<void> {
+  // Most workspaces have no rollback rule: one look at their policies spares a failure the facts.
+  const [{ any } = { any: false }] = await tx.execute<{ any: boolean }[]>(
+    `SELECT EXISTS (SELECT 1 FROM policy p JOIN release r ON r.workspace_id = p.workspace_id
+                     WHERE r.id = ? AND p.enabled AND p.rules @> '[{"rollback": {}}]') AS any`,
+    [releaseId],
+  );
+  if (!any) return;
   const loaded = await loadRelease(tx, releaseId);
   const rules = loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
   if (!loaded || !rules.some((rule) => rule.rollback)) return;
