@@ -2,6 +2,8 @@ import { freePort } from '../../cli/embedded/processes';
 import { findOpa, OpaEngine } from '../../cli/opa';
 import type { RegoEngine } from '../../domain/planValidation';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
@@ -180,4 +182,14 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   };
   if (options.worker ?? true) await stack.startWorker();
   return stack;
+}
+
+/** The stack's app on a real loopback socket, for clients that speak HTTP themselves (the CLI, a browser). */
+export async function listenOnSocket(stack: TestStack): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(stack.app.app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { explainCommand } from '../../../cli/commands/explain';
 import type { Explanation } from '../../../domain/explain';
 import { dtstart, recordsApi } from '../../helpers/orchestration';
-import { startTestStack, type TestStack } from '../../helpers/stack';
+import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * Issue 15: "why is this target (not) on this version?", answered by the gates' own code over the
@@ -13,20 +11,19 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 describe('explain a release target', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
-  let server: http.Server;
+  let server: Awaited<ReturnType<typeof listenOnSocket>>;
   let baseUrl: string;
 
   beforeAll(async () => {
     stack = await startTestStack();
     api = recordsApi(stack);
     await api.agent('explain-puller', 'http-pull');
-    // The CLI talks HTTP: the stack's app on a real socket.
-    server = http.createServer(stack.app.app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The CLI and the browser speak HTTP: the stack's app on a real socket.
+    server = await listenOnSocket(stack);
+    baseUrl = server.url;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server?.close();
     await stack.close();
   });
 

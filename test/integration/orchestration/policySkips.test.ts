@@ -1,10 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { skipCreateCommand, skipDeleteCommand, skipListCommand } from '../../../cli/commands/skip';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
-import { startTestStack, type TestStack } from '../../helpers/stack';
+import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
 interface Skip {
   id: string;
@@ -21,20 +19,19 @@ interface Skip {
 describe('policy skips', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
-  let server: http.Server;
+  let server: Awaited<ReturnType<typeof listenOnSocket>>;
   let baseUrl: string;
 
   beforeAll(async () => {
     stack = await startTestStack();
     api = recordsApi(stack);
     await api.agent('skip-puller', 'http-pull');
-    // The CLI talks HTTP: the stack's app on a real socket.
-    server = http.createServer(stack.app.app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The CLI and the browser speak HTTP: the stack's app on a real socket.
+    server = await listenOnSocket(stack);
+    baseUrl = server.url;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server?.close(resolve));
+    await server?.close();
     await stack?.close();
   });
 

@@ -1,13 +1,11 @@
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { harnessValue } from '../../harness';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi } from '../../helpers/orchestration';
 import { agentKey } from '../../helpers/pull';
-import { startTestStack, type TestStack } from '../../helpers/stack';
+import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Where the board's screenshot is written, for people and for the README. */
 const SCREENSHOT = path.join(__dirname, '../../../test-results/rollout-board.png');
@@ -15,16 +13,16 @@ const SCREENSHOT = path.join(__dirname, '../../../test-results/rollout-board.png
 /** Issue 15: the rollout board, driven in headless Chromium against a real stack. */
 describe('rollout board (/ui)', () => {
   let stack: TestStack;
-  let server: http.Server;
+  let server: Awaited<ReturnType<typeof listenOnSocket>>;
   let base: string;
   let browser: Browser;
   let pullerId: string;
 
   beforeAll(async () => {
     stack = await startTestStack({ temporalUi: { url: 'http://temporal-ui.test', namespace: 'default' } });
-    server = http.createServer(stack.app.app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The CLI and the browser speak HTTP: the stack's app on a real socket.
+    server = await listenOnSocket(stack);
+    base = server.url;
     browser = await chromium.launch({ executablePath: harnessValue('chromium'), args: ['--no-sandbox'] });
 
     const api = recordsApi(stack);
@@ -60,7 +58,7 @@ describe('rollout board (/ui)', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => server.close(resolve));
+    await server?.close();
     await stack.close();
   });
 
