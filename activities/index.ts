@@ -2,6 +2,7 @@ import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { RegoEngine } from '../domain/planValidation';
 import { Egress, type EgressPolicy } from './egress';
+import { createHoldActivities } from './hold';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReleaseActivities({ ...deps, egress }),
     ...createLeaseActivities(deps),
     ...createRunbookRunActivities(deps),
+    ...createHoldActivities(deps),
   };
 }
 

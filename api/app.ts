@@ -32,6 +32,7 @@ import { resourceLookupRoutes } from './routes/resourceLookups';
 import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
 import { policySkipRoutes } from './routes/policySkips';
+import { holdRoutes } from './routes/holds';
 import { runbookRoutes } from './routes/runbooks';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -108,6 +109,7 @@ export const apiRoutes: readonly Route[] = [
   ...jobAgentRoutes,
   ...policyRoutes,
   ...policySkipRoutes,
+  ...holdRoutes,
   ...releaseTargetStateRoutes,
   ...releaseTargetRoutes,
   ...releaseRoutes,

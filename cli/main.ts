@@ -4,6 +4,7 @@ import type { AgentRunOptions } from './commands/agent';
 import type { ApplyCommandOptions } from './commands/apply';
 import type { ExplainCommandOptions } from './commands/explain';
 import type { SkipCreateOptions, SkipListOptions } from './commands/skip';
+import type { HoldCreateOptions, HoldListOptions } from './commands/hold';
 import type { TemporalServerCommandOptions } from './commands/temporalServer';
 import { withWorkspaceConnection, type WorkspaceConnectionOptions } from './commands/workspaceConnection';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -215,6 +216,42 @@ withWorkspaceConnection(
   skip.command('delete <id>').description('Delete a policy skip: the rule counts again'),
 ).action(async (id: string, options: WorkspaceConnectionOptions) => {
   process.exitCode = await (await import('./commands/skip.js')).skipDeleteCommand(id, options);
+});
+
+const hold = program
+  .command('hold')
+  .description('Holds: block or pin the release targets a selector matches; a scheduled block is a freeze');
+withWorkspaceConnection(
+  hold
+    .command('create')
+    .description('Block or pin the targets a CEL selector over deployment, environment and resource matches')
+    .requiredOption('--selector <cel>', 'the targets, e.g. environment.name == "production"')
+    .requiredOption(
+      '--effect <block|pin>',
+      'block: nothing new starts, queued jobs wait; pin: stay on --version',
+    )
+    .option('--version <id>', "a pin's version")
+    .requiredOption('--reason <text>', 'why: recorded, and shown in explain')
+    .option('--expires-at <time>', 'ISO 8601 (default: until deleted)')
+    .option('--rrule <rule>', 'a freeze: RFC 5545 rule of its windows (HOURLY or coarser)')
+    .option('--duration-seconds <n>', "a freeze: each window's length")
+    .option('--time-zone <zone>', "a freeze: the rule's IANA time zone (default UTC)"),
+).action(async (options: HoldCreateOptions) => {
+  process.exitCode = await (await import('./commands/hold.js')).holdCreateCommand(options);
+});
+withWorkspaceConnection(
+  hold
+    .command('list')
+    .description("The workspace's holds, newest first")
+    .option('--effect <block|pin>', 'of this effect')
+    .option('--active <true|false>', 'only unexpired (true) or expired (false) ones'),
+).action(async (options: HoldListOptions) => {
+  process.exitCode = await (await import('./commands/hold.js')).holdListCommand(options);
+});
+withWorkspaceConnection(
+  hold.command('delete <id>').description('Delete a hold: what it held goes on'),
+).action(async (id: string, options: WorkspaceConnectionOptions) => {
+  process.exitCode = await (await import('./commands/hold.js')).holdDeleteCommand(id, options);
 });
 
 program

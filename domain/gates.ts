@@ -13,6 +13,7 @@ import {
 import { windowState } from './windows';
 import type { PlanVerdict } from './planValidation';
 import { activeSkip, skippedReason, type SkipFact } from './policySkips';
+import { holdAttribution, holdState, pinnedVersion, type HoldFact } from './holds';
 
 /**
  * Policy gates of a release (docs/design.md "Release workflow"): every rule of every enabled policy whose selector matches
@@ -28,7 +29,7 @@ import { activeSkip, skippedReason, type SkipFact } from './policySkips';
 export type RuleState = 'passed' | 'waiting' | 'blocked';
 
 export interface RuleEvaluation {
-  kind: RuleKind | 'target' | 'version' | 'versionDependency';
+  kind: RuleKind | 'target' | 'version' | 'versionDependency' | 'hold';
   policyId?: string;
   ruleId?: string;
   state: RuleState;
@@ -140,6 +141,11 @@ export interface ReleaseFacts {
    * approver (absent for versions created before it was recorded, and in older histories).
    */
   versionCreatedBy?: string;
+  /**
+   * The holds whose selector matches the target (a pin only on its version's deployment), unexpired
+   * when read, oldest first; absent when there are none, and in older histories.
+   */
+  holds?: HoldFact[];
 }
 
 const rulesOf = <K extends RuleKind>(facts: ReleaseFacts, kind: K) =>
@@ -397,6 +403,39 @@ function planValidationRules(facts: ReleaseFacts, now: number): RuleEvaluation[]
   });
 }
 
+/**
+ * Each hold on the target (domain/holds.ts), as a rule whose id is the hold's (so a policy skip of
+ * it is a break-glass): a block in force waits until it ends; a pin in force passes its own version
+ * and holds every other one back.
+ */
+function holdRules(facts: ReleaseFacts, now: Date): RuleEvaluation[] {
+  return (facts.holds ?? []).map((hold) => {
+    const base = { kind: 'hold' as const, ruleId: hold.id };
+    const state = holdState(hold, now);
+    const next = state.changesAt ? { nextEvaluationAt: state.changesAt.toISOString() } : {};
+    if (!state.inForce) {
+      return {
+        ...base,
+        state: 'passed' as const,
+        reason: state.changesAt
+          ? `outside the freeze of ${hold.createdBy.name} until ${state.changesAt.toISOString()}: ${hold.reason}`
+          : `the hold of ${hold.createdBy.name} has ended`,
+      };
+    }
+    const attribution = holdAttribution(hold, state);
+    if (hold.effect === 'block')
+      return { ...base, state: 'waiting' as const, reason: `held ${attribution}`, ...next };
+    return hold.version!.id === facts.version.id
+      ? { ...base, state: 'passed' as const, reason: `pinned here to ${hold.version!.tag} ${attribution}` }
+      : {
+          ...base,
+          state: 'waiting' as const,
+          reason: `pinned to ${hold.version!.tag} ${attribution}`,
+          ...next,
+        };
+  });
+}
+
 /** Every policy rule's evaluation, and the version's dependencies': what a version must pass on the target. */
 export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
   return ruleEvaluations(facts, nowDate).map((rule) => {
@@ -428,6 +467,7 @@ function ruleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleEvaluation[] {
     ...cooldownRules(facts, now),
     ...gradualRolloutRules(facts, now),
     ...planValidationRules(facts, now),
+    ...holdRules(facts, nowDate),
   ];
 }
 
@@ -463,13 +503,17 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
       evaluatedAt,
     };
   }
-  const newer = facts.newerReleases.find((candidate) => {
-    return (
-      candidate.version.status === 'ready' &&
-      !candidate.rejected &&
-      versionSelectedHere(facts, candidate.version).ok
-    );
-  });
+  // The pinned version deploys where a newer one is ready or runs: supersession does not apply to it.
+  const pinnedHere = pinnedVersion(facts.holds, nowDate)?.id === facts.version.id;
+  const newer = pinnedHere
+    ? undefined
+    : facts.newerReleases.find((candidate) => {
+        return (
+          candidate.version.status === 'ready' &&
+          !candidate.rejected &&
+          versionSelectedHere(facts, candidate.version).ok
+        );
+      });
   if (newer) {
     return {
       decision: 'superseded',
@@ -479,6 +523,7 @@ export function evaluateGates(facts: ReleaseFacts, nowDate: Date): GateEvaluatio
     };
   }
   if (
+    !pinnedHere &&
     facts.deployedVersionId &&
     facts.deployedVersionId !== facts.version.id &&
     isNewerVersion({ id: facts.deployedVersionId, createdAt: facts.deployedVersionCreatedAt! }, facts.version)

@@ -68,7 +68,11 @@ export type OrchestrationMessage =
    */
   | { kind: 'workflowRun.start'; workspaceId: string; workflowId: string; runId: string }
   /** One of a runbook run's jobs ended: its Temporal workflow looks again (kind as stored). */
-  | { kind: 'workflowRun.wake'; runId: string };
+  | { kind: 'workflowRun.wake'; runId: string }
+  /** A hold that changes by itself (a freeze's windows, an expiry) was created: its workflow keeps its clock. */
+  | { kind: 'hold.watch'; workspaceId: string; holdId: string; nextChangeAt: string }
+  /** A hold was deleted: its workflow, if it runs, looks once more and ends. */
+  | { kind: 'hold.end'; holdId: string };
 
 export type OrchestrationKind = OrchestrationMessage['kind'];
 

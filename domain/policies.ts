@@ -3,7 +3,7 @@ import { celExpression } from './celSchema';
 import type { HeldSelector } from './selectors';
 import { JOB_STATUSES } from './jobStatus';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
-import { parseWindowRule, WINDOW_FREQUENCIES } from './windows';
+import { windowProblems } from './windows';
 import { MAX_REGO_LENGTH, regoPackage } from './planValidation';
 import { RULE_KIND_NAMES, ruleKind, type RuleKind } from './ruleKinds';
 
@@ -54,26 +54,11 @@ export const DeploymentWindowRule = z
     allowWindow: z.boolean().default(true),
   })
   .superRefine((rule, ctx) => {
-    try {
-      if (!WINDOW_FREQUENCIES.includes(parseWindowRule(rule.rrule).options.freq)) {
-        ctx.addIssue({ code: 'custom', path: ['rrule'], message: 'FREQ must be HOURLY or coarser' });
-      }
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['rrule'],
-        message: `not an RFC 5545 rule: ${(error as Error).message}`,
-      });
-    }
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: rule.timezone });
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['timezone'],
-        message: `unknown IANA time zone "${rule.timezone}"`,
-      });
-    }
+    for (const { path, message } of windowProblems(rule.rrule, rule.timezone, {
+      rrule: 'rrule',
+      timeZone: 'timezone',
+    }))
+      ctx.addIssue({ code: 'custom', path: [path], message });
   });
 
 export const VersionSelectorRule = z.strictObject({

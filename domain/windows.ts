@@ -73,6 +73,28 @@ export function fromWallClock(wall: Date, timeZone: string): Date {
   return new Date(guess);
 }
 
+/** What is wrong with a window's rule and time zone, by field: an unparsable or too fine rule, an unknown zone. */
+export function windowProblems(
+  rrule: string,
+  timeZone: string,
+  fields: { rrule: string; timeZone: string },
+): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  try {
+    if (!WINDOW_FREQUENCIES.includes(parseWindowRule(rrule).options.freq)) {
+      problems.push({ path: fields.rrule, message: 'FREQ must be HOURLY or coarser' });
+    }
+  } catch (error) {
+    problems.push({ path: fields.rrule, message: `not an RFC 5545 rule: ${(error as Error).message}` });
+  }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+  } catch {
+    problems.push({ path: fields.timeZone, message: `unknown IANA time zone "${timeZone}"` });
+  }
+  return problems;
+}
+
 export function parseWindowRule(rrule: string): RRule {
   const options = RRule.parseString(rrule);
   return new RRule({ ...options, tzid: null, dtstart: options.dtstart ?? new Date(DEFAULT_START) });

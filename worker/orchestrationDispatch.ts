@@ -3,6 +3,7 @@ import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '..
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
 import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
+import { holdWorkflow } from '../workflows/hold';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
@@ -115,6 +116,10 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       return startRunbookRun(client, taskQueue, message);
     case 'workflowRun.wake':
       return signalIfRunning(client, workflowIds.runbookRun(message.runId));
+    case 'hold.watch':
+      return watchHold(client, taskQueue, message);
+    case 'hold.end':
+      return signalIfRunning(client, workflowIds.hold(message.holdId));
   }
 }
 
@@ -179,6 +184,22 @@ function startLease(client: Client, taskQueue: string, message: MessageOf<'lease
         workspaceId: message.workspaceId,
         jobIds: [message.jobId],
       }),
+    }),
+  );
+}
+
+/** A hold's clock, with the control work on the rollout queue: a freeze must not wait behind releases. */
+function watchHold(client: Client, taskQueue: string, message: MessageOf<'hold.watch'>) {
+  return startOnce(() =>
+    client.workflow.start(holdWorkflow, {
+      workflowId: workflowIds.hold(message.holdId),
+      taskQueue: rolloutTaskQueue(taskQueue),
+      priority: CONTROL_PRIORITY,
+      args: [
+        { workspaceId: message.workspaceId, holdId: message.holdId, nextChangeAt: message.nextChangeAt },
+      ],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
     }),
   );
 }

@@ -99,3 +99,8 @@ export interface RunbookRunJobs {
   status: RunbookRunStatus;
   jobs: RunJobState[];
 }
+
+/** A hold applied as it stands: when it next changes by itself (absent: never, or it is gone). */
+export interface HoldApplied {
+  nextChangeAt?: string;
+}

@@ -4,6 +4,7 @@ export const workflowIds = {
   targetRollout: (workspaceId: string) => `target-rollout/${workspaceId}`,
   release: (releaseId: string) => `release/${releaseId}`,
   lease: (jobId: string, claimId: string) => `lease/${jobId}/${claimId}`,
+  hold: (holdId: string) => `hold/${holdId}`,
   /** A runbook run's: open executions have this prefix, so it keeps the API's name for runbooks. */
   runbookRun: (runId: string) => `workflow-run/${runId}`,
 };

@@ -21,7 +21,7 @@ export const policySkipRoutes = [
     path: '/workspaces/{workspaceId}/policy-skips',
     summary: "Let a version's releases pass one policy rule until the skip expires",
     description:
-      "The rule is a gate rule of one of the workspace's policies (404 otherwise; 400 for a retry or verification rule). " +
+      "The rule is a gate rule of one of the workspace's policies (400 for a retry or verification rule), or a hold's id (a break-glass); 404 otherwise. " +
       'Scoped to an environment, a resource, or every target of the version. The releases it may let go evaluate at once; ' +
       'explain and their history say "skipped by <key> until <time>: <reason>".',
     tags,

@@ -1,4 +1,10 @@
-import { runWorkspaceCommand, type WorkspaceConnectionOptions, type Write } from './workspaceConnection';
+import {
+  answer,
+  runWorkspaceCommand,
+  stderr,
+  stdout,
+  type WorkspaceConnectionOptions,
+} from './workspaceConnection';
 
 /** `flightdeck skip …`: policy skips (README, "Policy skips"). */
 export interface SkipCreateOptions extends WorkspaceConnectionOptions {
@@ -28,9 +34,6 @@ interface SkipAnswer {
   createdBy: { name: string };
   detail?: string;
 }
-
-const stdout: Write = (line) => process.stdout.write(`${line}\n`);
-const stderr: Write = (line) => process.stderr.write(`${line}\n`);
 
 /** One skip as a line: its id, what it passes where, until when, who and why. */
 export function describeSkip(skip: SkipAnswer): string {
@@ -87,19 +90,4 @@ export function skipDeleteCommand(
     );
     return answer('skip delete', response, out, err, (skip) => [`deleted ${describeSkip(skip)}`]);
   });
-}
-
-function answer<T extends { detail?: string }>(
-  name: string,
-  response: { status: number; body: T },
-  out: Write,
-  err: Write,
-  lines: (body: T) => string[],
-): number {
-  if (response.status >= 300) {
-    err(`flightdeck ${name}: ${response.status} ${response.body?.detail ?? ''}`.trim());
-    return 1;
-  }
-  for (const line of lines(response.body)) out(line);
-  return 0;
 }

@@ -75,3 +75,22 @@ export async function runWorkspaceCommand(
     client.close();
   }
 }
+
+export const stdout: Write = (line) => process.stdout.write(`${line}\n`);
+export const stderr: Write = (line) => process.stderr.write(`${line}\n`);
+
+/** A command's answer: its lines on `out` and 0, or the problem's detail on `err` and 1. */
+export function answer<T extends { detail?: string }>(
+  name: string,
+  response: { status: number; body: T },
+  out: Write,
+  err: Write,
+  lines: (body: T) => string[],
+): number {
+  if (response.status >= 300) {
+    err(`flightdeck ${name}: ${response.status} ${response.body?.detail ?? ''}`.trim());
+    return 1;
+  }
+  for (const line of lines(response.body)) out(line);
+  return 0;
+}

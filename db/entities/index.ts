@@ -3,6 +3,7 @@ import { ApprovalSchema } from './approval';
 import { DeploymentSchema } from './deployment';
 import { DeploymentVersionSchema } from './deploymentVersion';
 import { EnvironmentSchema } from './environment';
+import { HoldSchema } from './hold';
 import { JobSchema, JobVerificationSchema } from './job';
 import { JobAgentSchema } from './jobAgent';
 import { PolicySchema } from './policy';
@@ -36,6 +37,7 @@ export const entities = [
   DeploymentVariableValueSchema,
   PolicySchema,
   PolicySkipSchema,
+  HoldSchema,
   VariableSetSchema,
   VariableSetVariableSchema,
   RelationshipRuleSchema,
@@ -54,6 +56,7 @@ export * from './approval';
 export * from './deployment';
 export * from './deploymentVersion';
 export * from './environment';
+export * from './hold';
 export * from './job';
 export * from './jobAgent';
 export * from './policy';

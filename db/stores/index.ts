@@ -17,6 +17,7 @@ import { ResourceProviderStore } from './resourceProviders';
 import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { PolicySkipStore } from './policySkips';
+import { HoldStore } from './holds';
 import type { SkipLifetimes } from '../../domain/policySkips';
 import { RolloutBoardStore } from '../../engine/views/rolloutBoard';
 import { RunbookStore } from './runbooks';
@@ -48,6 +49,7 @@ export interface Stores {
   variableSets: VariableSetStore;
   policies: PolicyStore;
   policySkips: PolicySkipStore;
+  holds: HoldStore;
   releaseTargets: ReleaseTargetStore;
   relationshipRules: RelationshipRuleStore;
   releases: ReleaseStore;
@@ -84,6 +86,7 @@ export function createStores(
     variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets, rego),
     policySkips: new PolicySkipStore(em, skipLifetimes),
+    holds: new HoldStore(em),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),

@@ -8,6 +8,7 @@ import { ruleKind } from '../../domain/ruleKinds';
 import {
   DeploymentVersionSchema,
   EnvironmentSchema,
+  HoldSchema,
   PolicySkipSchema,
   ResourceSchema,
   type PolicySkip,
@@ -15,6 +16,7 @@ import {
 import { newId } from '../ids';
 import { wakeReleases } from '../releaseWake';
 import { actorOf, findOwned, listPage } from './common';
+import { applyHold } from '../../engine/executor/holdEffects';
 
 export interface PolicySkipInput {
   ruleId: string;
@@ -48,7 +50,7 @@ export class PolicySkipStore {
       if (input.environmentId)
         await findOwned(em, EnvironmentSchema, workspaceId, input.environmentId, 'environment');
       if (input.resourceId) await findOwned(em, ResourceSchema, workspaceId, input.resourceId, 'resource');
-      await assertSkippableRule(em, workspaceId, input.ruleId);
+      const skipsHold = await assertSkippableRule(em, workspaceId, input.ruleId);
       const now = new Date();
       const actor = await actorOf(em, principal);
       const skip = em.create(PolicySkipSchema, {
@@ -66,6 +68,7 @@ export class PolicySkipStore {
       });
       await em.flush();
       await wakeScope(em, skip);
+      if (skipsHold) await applyHold(em, workspaceId, skip.ruleId);
       return skip;
     });
   }
@@ -96,25 +99,34 @@ export class PolicySkipStore {
       em.remove(skip);
       await em.flush();
       await wakeScope(em, skip);
+      // A break-glass ended: the hold keeps this version's queued jobs back again.
+      await applyHold(em, workspaceId, skip.ruleId);
       return skip;
     });
   }
 }
 
-/** The rule is one of the workspace's policies' rules (404 otherwise) and a gate a release waits at (400). */
-async function assertSkippableRule(em: EntityManager, workspaceId: string, ruleId: string): Promise<void> {
+/**
+ * The rule is one of the workspace's policies' gate rules (400 for another kind), or one of its holds
+ * (a break-glass: true); 404 otherwise.
+ */
+async function assertSkippableRule(em: EntityManager, workspaceId: string, ruleId: string): Promise<boolean> {
   const [policy] = await em.execute<{ rules: PolicyRule[] }[]>(
     `SELECT rules FROM policy WHERE workspace_id = ? AND rules @> jsonb_build_array(jsonb_build_object('id', ?::text))`,
     [workspaceId, ruleId],
   );
   const rule = policy?.rules.find((candidate) => candidate.id === ruleId);
-  if (!rule) throw new NotFoundError('policy rule', ruleId);
+  if (!rule) {
+    if (await em.findOne(HoldSchema, { id: ruleId, workspaceId })) return true;
+    throw new NotFoundError('policy rule or hold', ruleId);
+  }
   const kind = ruleKind(rule);
   if (!SKIPPABLE_RULE_KINDS.includes(kind)) {
     throw new ValidationError(`A ${kind} rule is not a gate: nothing waits at it to be skipped`, [
       { path: 'body.ruleId', message: `a ${kind} rule; skippable: ${SKIPPABLE_RULE_KINDS.join(', ')}` },
     ]);
   }
+  return false;
 }
 
 /** The version's pending releases on the skip's scope look again. */

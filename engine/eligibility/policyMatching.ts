@@ -21,6 +21,22 @@ export interface TargetRecords {
   environment: EnvironmentFields;
 }
 
+/** SQL for a target's records as selectors read them, from rows `d` (deployment), `e` (environment) and `r` (resource). */
+export const TARGET_RECORD_COLUMNS = `
+            json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
+            json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
+            json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
+                              'metadata', r.metadata, 'config', r.config) AS resource`;
+
+/** A target's records as a `target` selector's context. */
+export function targetContext(target: TargetRecords) {
+  return {
+    resource: selectorContext.resource(target.resource),
+    deployment: selectorContext.deployment(target.deployment),
+    environment: selectorContext.environment(target.environment),
+  };
+}
+
 /** The workspace's enabled policies, to be matched against targets. */
 export function enabledPolicies(
   em: Pick<EntityManager, 'execute'>,
@@ -37,11 +53,7 @@ export function policiesForTarget(
   policies: readonly (MatchedPolicy & { selector: string })[],
   target: TargetRecords,
 ) {
-  const context = {
-    resource: selectorContext.resource(target.resource),
-    deployment: selectorContext.deployment(target.deployment),
-    environment: selectorContext.environment(target.environment),
-  };
+  const context = targetContext(target);
   return policies
     .filter((policy) => selectorMatches('target', policy.selector, context))
     .map(({ id, name, priority, rules }) => ({ id, name, priority, rules }));

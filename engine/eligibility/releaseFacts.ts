@@ -11,9 +11,16 @@ import type { EnvironmentProgressionRule } from '../../domain/policies';
 import type { ReleasePhase } from '../../domain/releases';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { selectorMatches, type DeploymentFields } from '../../domain/selectors';
-import { enabledPolicies, policiesForTarget, type MatchedPolicy } from './policyMatching';
+import {
+  enabledPolicies,
+  policiesForTarget,
+  TARGET_RECORD_COLUMNS,
+  type MatchedPolicy,
+} from './policyMatching';
 import { uuidArray } from '../../db/sql';
 import type { SkipFact } from '../../domain/policySkips';
+import type { HoldFact } from '../../domain/holds';
+import { holdsOnTarget, loadWorkspaceHolds } from './holdMatching';
 import type { LoadedRelease } from '../../workflows/activityResults';
 import type { z } from 'zod';
 
@@ -65,10 +72,7 @@ export async function loadRelease(em: EntityManager, releaseId: string): Promise
 /** The columns of a facts row, from a release's target records (`v` the version, `s` the target state). */
 const FACT_COLUMNS = `
             ${VERSION_JSON('v')} AS version,
-            json_build_object('id', d.id, 'name', d.name, 'slug', d.slug, 'metadata', d.metadata) AS deployment,
-            json_build_object('id', e.id, 'name', e.name, 'metadata', e.metadata) AS environment,
-            json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
-                              'metadata', r.metadata, 'config', r.config) AS resource,
+${TARGET_RECORD_COLUMNS},
             s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at,
             v.created_by_id AS version_created_by`;
 
@@ -201,6 +205,7 @@ async function loadFacts(
   const families = {
     approvals: await loadApprovals(em, rows),
     skips: await loadSkips(em, rows),
+    holds: await loadHolds(em, rows),
     newerReleases: await loadNewerReleases(em, rows),
     rollout: await loadRolloutPositions(
       em,
@@ -301,6 +306,13 @@ async function loadSkips(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRel
         })),
     ]),
   );
+}
+
+/** The unexpired holds of each row's workspace whose selector matches its target. */
+async function loadHolds(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRelease<HoldFact[]>> {
+  const holds = await loadWorkspaceHolds(sql, [...new Set(rows.map((row) => row.workspace_id))]);
+  if (holds.length === 0) return new Map();
+  return new Map(rows.map((row) => [row.id, holdsOnTarget(holds, row)]));
 }
 
 /** The open releases of each row's target with a newer version (for supersession). */
@@ -444,6 +456,7 @@ function assembleRelease(
   families: {
     approvals: FactsByRelease<ApprovalFact[]>;
     skips: FactsByRelease<SkipFact[]>;
+    holds: FactsByRelease<HoldFact[]>;
     newerReleases: FactsByRelease<ReleaseFacts['newerReleases']>;
     rollout: FactsByRelease<ReleaseFacts['rollout']>;
     versionDependencies: FactsByRelease<DependencyFact[]>;
@@ -482,6 +495,7 @@ function assembleRelease(
       versionDependencies: families.versionDependencies.get(row.id) ?? [],
       rollout: families.rollout.get(row.id) ?? { position: 0, total: 1, startedAt: iso(row.created_at) },
       ...ifAny('skips', families.skips.get(row.id)),
+      ...ifAny('holds', families.holds.get(row.id)),
       ...(row.version_created_by ? { versionCreatedBy: row.version_created_by } : {}),
     },
   };

@@ -24,6 +24,8 @@ export interface LeaseGrant {
 export type ClaimOutcome =
   | { outcome: 'claimed'; job: Job; lease: LeaseGrant | null }
   | { outcome: 'conflict'; status: JobStatus }
+  /** A hold keeps the queued job from agents (docs/behaviour.md "Holds and freezes"). */
+  | { outcome: 'held'; hold: { id: string; reason: string; by: string } }
   | { outcome: 'not_found' };
 
 export interface ClaimRequest {
@@ -40,6 +42,7 @@ const CLAIM = preparedStatement(
   `WITH claimed AS (
      UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
       WHERE id = $1 AND job_agent_id = $2 AND workspace_id = $3 AND status = 'queued'
+        AND NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = $1)
       RETURNING *
    ), lease AS (
      INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
@@ -88,11 +91,20 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
         : null,
     };
   }
-  const [job] = await em.execute<{ status: JobStatus }[]>(
-    `SELECT status FROM job WHERE id = ? AND workspace_id = ? AND job_agent_id = ?`,
+  const [job] = await em.execute<
+    { status: JobStatus; hold: { id: string; reason: string; by: string } | null }[]
+  >(
+    `SELECT j.status,
+            (SELECT json_build_object('id', h.id, 'reason', h.reason, 'by', h.created_by_name)
+               FROM job_hold jh JOIN hold h ON h.id = jh.hold_id WHERE jh.job_id = j.id
+              ORDER BY h.created_at, h.id LIMIT 1) AS hold
+       FROM job j WHERE j.id = ? AND j.workspace_id = ? AND j.job_agent_id = ?`,
     [request.jobId, request.workspaceId, request.jobAgentId],
   );
-  return job ? { outcome: 'conflict', status: job.status } : { outcome: 'not_found' };
+  if (!job) return { outcome: 'not_found' };
+  return job.status === 'queued' && job.hold
+    ? { outcome: 'held', hold: job.hold }
+    : { outcome: 'conflict', status: job.status };
 }
 
 /**

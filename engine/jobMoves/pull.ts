@@ -11,6 +11,7 @@ import { changeJobStatus } from './change';
 import type { SecretBox } from '../../db/secrets';
 import { openTree, jobSecrets } from '../../db/sensitiveValues';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
+import { uuidArray } from '../../db/sql';
 
 /** docs/behaviour.md "Job list item": what to claim, without dispatch context or variables. */
 export interface PollItem {
@@ -72,7 +73,8 @@ const READ_AGENT = preparedStatement(
 
 /**
  * The poll, one statement whose cost does not grow with the queue: whether the agent is the
- * workspace's, its page read from the queue's index alone (`job_agent_queue_idx`), only the page's
+ * workspace's, its page read from the queue's index alone (`job_agent_queue_idx`) less the queued
+ * jobs a hold keeps back (a probe of `job_hold`'s key per job, an empty table mostly), only the page's
  * jobs opened, and the total counted at most `$6` jobs (`pollTotal` says when it stopped there).
  * Another workspace's agent yields no agent and so no jobs.
  */
@@ -82,6 +84,7 @@ const POLL = preparedStatement(
      SELECT id FROM job_agent WHERE id = $1 AND workspace_id = $2
    ), page AS (
      SELECT id, created_at FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3
+        AND ($3 <> 'queued' OR NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = job.id))
       ORDER BY created_at, id LIMIT $4 OFFSET $5)
    SELECT
      EXISTS (SELECT 1 FROM agent) AS agent_found,
@@ -98,7 +101,9 @@ const POLL = preparedStatement(
         LEFT JOIN environment e ON e.id = j.environment_id
         LEFT JOIN resource r ON r.id = j.resource_id) AS items,
      (SELECT count(*)::int FROM (
-        SELECT 1 FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3 LIMIT $6) queued) AS counted`,
+        SELECT 1 FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3
+           AND ($3 <> 'queued' OR NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = job.id))
+         LIMIT $6) queued) AS counted`,
 );
 
 /** A heartbeat's fence and extension (`PullStore.heartbeat`). */
@@ -197,6 +202,10 @@ export class PullStore {
         'not_claimable',
       );
     }
+    if (outcome.outcome === 'held') {
+      const { hold } = outcome;
+      throw new ConflictError(`The job is held by hold ${hold.id} of ${hold.by}: ${hold.reason}`, 'job_held');
+    }
     const { job } = outcome;
     try {
       const secrets = jobSecrets(this.secrets, job);
@@ -286,33 +295,46 @@ export class PullStore {
       },
       { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 100 },
     );
-    return jobs.map((job) => {
-      const secrets = jobSecrets(this.secrets, job);
-      const context = openTree(secrets, job.dispatchContext) as {
-        release: { id: string };
-        version: { tag: string; config: Record<string, unknown> };
-        environment: { name: string };
-        resource: { identifier: string; config: Record<string, unknown> };
-        variables: Record<string, unknown>;
-      };
-      return {
-        id: job.id,
-        release: {
-          id: context.release.id,
-          version: { tag: context.version.tag, config: context.version.config },
-          environment: { name: context.environment.name },
-          resource: { identifier: context.resource.identifier, config: context.resource.config },
-          variables: Object.fromEntries(
-            Object.entries(context.variables ?? {}).map(([key, value]) => [
-              key,
-              typeof value === 'string' ? value : JSON.stringify(value),
-            ]),
-          ),
-        },
-        jobAgentConfig: openTree(secrets, job.jobAgentConfig),
-      };
-    });
+    const held = await heldJobs(this.em, jobs);
+    return jobs
+      .filter((job) => !(job.status === 'queued' && held.has(job.id)))
+      .map((job) => {
+        const secrets = jobSecrets(this.secrets, job);
+        const context = openTree(secrets, job.dispatchContext) as {
+          release: { id: string };
+          version: { tag: string; config: Record<string, unknown> };
+          environment: { name: string };
+          resource: { identifier: string; config: Record<string, unknown> };
+          variables: Record<string, unknown>;
+        };
+        return {
+          id: job.id,
+          release: {
+            id: context.release.id,
+            version: { tag: context.version.tag, config: context.version.config },
+            environment: { name: context.environment.name },
+            resource: { identifier: context.resource.identifier, config: context.resource.config },
+            variables: Object.fromEntries(
+              Object.entries(context.variables ?? {}).map(([key, value]) => [
+                key,
+                typeof value === 'string' ? value : JSON.stringify(value),
+              ]),
+            ),
+          },
+          jobAgentConfig: openTree(secrets, job.jobAgentConfig),
+        };
+      });
   }
+}
+
+/** Those of these jobs a hold keeps from agents (docs/behaviour.md "Holds and freezes"). */
+async function heldJobs(em: EntityManager, jobs: readonly Job[]): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const rows = await em.execute<{ job_id: string }[]>(
+    `SELECT DISTINCT job_id FROM job_hold WHERE job_id = ANY(?::uuid[])`,
+    [uuidArray(jobs.map((job) => job.id))],
+  );
+  return new Set(rows.map((row) => row.job_id));
 }
 
 function notPullAgent(type: string): ForbiddenError {

@@ -39,6 +39,8 @@ export interface Records {
   policyRule: string;
   /** A skip of `policyRule` for `version`. */
   policySkip: string;
+  /** A block hold that covers no target. */
+  hold: string;
   /** What a second record of each kind holds already: a write that takes one of these is a duplicate. */
   taken: {
     systemName: string;
@@ -72,7 +74,8 @@ export type Table =
   | 'deployment_variable'
   | 'deployment_variable_value'
   | 'policy'
-  | 'policy_skip';
+  | 'policy_skip'
+  | 'hold';
 
 export interface Duplicate {
   /** What the body takes that another record holds: `slug`, `name`. */
@@ -444,6 +447,20 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/policy-skips', status: 200, writes: [] },
   { method: 'get', path: '/policy-skips/{policySkip}', status: 200, writes: [] },
   { method: 'delete', path: '/policy-skips/{policySkip}', status: 200, writes: ['policy_skip'] },
+  {
+    method: 'post',
+    path: '/holds',
+    body: () => ({
+      selector: `resource.name == "${fresh('nothing')}"`,
+      effect: 'block',
+      reason: fresh('hold'),
+    }),
+    status: 201,
+    writes: ['hold'],
+  },
+  { method: 'get', path: '/holds', status: 200, writes: [] },
+  { method: 'get', path: '/holds/{hold}', status: 200, writes: [] },
+  { method: 'delete', path: '/holds/{hold}', status: 200, writes: ['hold'] },
 ];
 
 /** `METHOD /path`, as the tests name an operation. */

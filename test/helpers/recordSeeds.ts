@@ -98,6 +98,12 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
     { ruleId: rules[0]!.id, versionId: version.id, reason: `skip ${label}` },
     201,
   );
+  const hold = await write(
+    'post',
+    '/holds',
+    { selector: `resource.name == "no-such-${label}"`, effect: 'block', reason: `hold ${label}` },
+    201,
+  );
   const takenPolicy = await write('post', '/policies', { name: `Taken policy ${label}` }, 202);
 
   return {
@@ -118,6 +124,7 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
     policy: policy.id,
     policyRule: rules[0]!.id,
     policySkip: policySkip.id,
+    hold: hold.id,
     taken: {
       systemName: takenSystem.name!,
       systemSlug: takenSystem.slug!,
@@ -146,6 +153,7 @@ export async function readBack(stack: TestStack, workspace: WorkspaceAccess, r: 
     `/deployments/${r.deployment}/variables/${r.variable}`,
     `/policies/${r.policy}`,
     `/policy-skips/${r.policySkip}`,
+    `/holds/${r.hold}`,
   ];
   const reads: unknown[] = [];
   for (const path of paths) {

@@ -225,6 +225,35 @@ describe('releaseWorkflow', () => {
     );
   });
 
+  it('waits at a block hold, says who, why and until when, and goes on by itself when it expires', async () => {
+    const release = new FakeRelease(randomUUID());
+    const until = seconds(1.5).toISOString();
+    release.facts = releaseFacts(new Date(), {
+      holds: [
+        {
+          id: 'h1',
+          effect: 'block',
+          reason: 'incident',
+          expiresAt: until,
+          createdBy: { id: 'k1', name: 'Ada' },
+        },
+      ],
+    });
+    await withRelease(release, async (taskQueue) => {
+      const handle = await startRelease(taskQueue, release, 'release-held');
+      await eventually(async () => release.evaluations.some((e) => e.decision === 'proceed'), {
+        what: 'the hold to expire and the release to proceed',
+      });
+      await release.report(handle, 'successful');
+      expect((await handle.result()).phase).toBe('succeeded');
+    });
+    expect(release.evaluations.map((e) => e.decision)).toEqual(['wait', 'proceed']);
+    expect(release.evaluations[0]).toMatchObject({
+      reason: `held by Ada until ${until}: incident`,
+      nextEvaluationAt: until,
+    });
+  });
+
   it('looks again by itself when a wake is lost, backing off while nothing changes', async () => {
     // The idle waits as the test's clock: 400 ms doubling up to 1.6 s instead of 10 minutes to 6 hours.
     const idleWaits = { firstMs: 400, longestMs: 1_600 };

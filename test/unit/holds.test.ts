@@ -1,0 +1,131 @@
+import { evaluateGates } from '../../domain/gates';
+import { holdExpiry, holdState, pinnedVersion, type HoldFact } from '../../domain/holds';
+import { releaseFacts } from '../helpers/releaseFacts';
+
+const NOW = new Date('2026-11-26T12:00:00Z');
+const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOString();
+const block = (extra: Partial<HoldFact> = {}): HoldFact => ({
+  id: 'h1',
+  effect: 'block',
+  reason: 'incident',
+  createdBy: { id: 'k1', name: 'Ada' },
+  ...extra,
+});
+const pin = (versionId: string, extra: Partial<HoldFact> = {}): HoldFact => ({
+  ...block({
+    id: `pin-${versionId}`,
+    effect: 'pin',
+    reason: 'stay',
+    version: { id: versionId, tag: versionId },
+  }),
+  ...extra,
+});
+/** A daily freeze from 11:00 to 13:00 UTC. */
+const noonFreeze = {
+  rrule: 'DTSTART:20261101T110000\nRRULE:FREQ=DAILY',
+  durationSeconds: 7200,
+  timeZone: 'UTC',
+};
+
+describe('holds (issue 27)', () => {
+  it('are in force until they expire; a freeze only inside its windows', () => {
+    expect(holdState(block(), NOW)).toEqual({ inForce: true });
+    expect(holdState(block({ expiresAt: at(60) }), NOW)).toEqual({
+      inForce: true,
+      changesAt: new Date(at(60)),
+    });
+    expect(holdState(block({ expiresAt: at(0) }), NOW)).toEqual({ inForce: false });
+    expect(holdState(block({ schedule: noonFreeze }), NOW)).toEqual({
+      inForce: true,
+      changesAt: new Date('2026-11-26T13:00:00Z'),
+    });
+    // Between windows: the next opening, unless the hold expires first.
+    const evening = new Date('2026-11-26T18:00:00Z');
+    expect(holdState(block({ schedule: noonFreeze }), evening)).toEqual({
+      inForce: false,
+      changesAt: new Date('2026-11-27T11:00:00Z'),
+    });
+    expect(holdState(block({ schedule: noonFreeze, expiresAt: '2026-11-27T00:00:00Z' }), evening)).toEqual({
+      inForce: false,
+    });
+    // Inside a window that outlasts the hold, it ends with the hold.
+    expect(holdState(block({ schedule: noonFreeze, expiresAt: at(600) }), NOW).changesAt).toEqual(
+      new Date(at(600)),
+    );
+    // A freeze in another time zone: 11:00–13:00 in Tokyo is 02:00–04:00 UTC.
+    const tokyo = { ...noonFreeze, timeZone: 'Asia/Tokyo' };
+    expect(holdState(block({ schedule: tokyo }), new Date('2026-11-26T03:00:00Z')).inForce).toBe(true);
+    expect(holdState(block({ schedule: tokyo }), NOW).inForce).toBe(false);
+  });
+
+  it('a block makes the release wait until it ends, saying who, why and until when', () => {
+    const evaluation = evaluateGates(releaseFacts(NOW, { holds: [block({ expiresAt: at(60) })] }), NOW);
+    expect(evaluation).toMatchObject({ decision: 'wait', nextEvaluationAt: at(60) });
+    expect(evaluation.rules.find((rule) => rule.kind === 'hold')).toEqual({
+      kind: 'hold',
+      ruleId: 'h1',
+      state: 'waiting',
+      reason: `held by Ada until ${at(60)}: incident`,
+      nextEvaluationAt: at(60),
+    });
+    const outside = evaluateGates(
+      releaseFacts(new Date('2026-11-26T18:00:00Z'), { holds: [block({ schedule: noonFreeze })] }),
+      new Date('2026-11-26T18:00:00Z'),
+    );
+    expect(outside.decision).toBe('proceed');
+    expect(outside.rules.find((rule) => rule.kind === 'hold')?.reason).toBe(
+      'outside the freeze of Ada until 2026-11-27T11:00:00.000Z: incident',
+    );
+  });
+
+  it('a break-glass skip of the hold lets the release go', () => {
+    const skips = [
+      { id: 's1', ruleId: 'h1', reason: 'the fix', expiresAt: at(600), createdBy: { id: 'k2', name: 'Bo' } },
+    ];
+    const evaluation = evaluateGates(releaseFacts(NOW, { holds: [block()], skips }), NOW);
+    expect(evaluation.decision).toBe('proceed');
+    expect(evaluation.rules.find((rule) => rule.kind === 'hold')?.reason).toBe(
+      `skipped by Bo until ${at(600)}: the fix`,
+    );
+  });
+
+  it('a pin passes its version past supersession and holds every other version back', () => {
+    const newer = {
+      id: 'r2',
+      rejected: false,
+      version: {
+        id: 'v2',
+        tag: '2.0.0',
+        name: null,
+        status: 'ready' as const,
+        metadata: {},
+        config: {},
+        createdAt: at(-60),
+      },
+    };
+    const runningNewer = { deployedVersionId: 'v2', deployedVersionCreatedAt: at(-60) };
+    // Unpinned, the older version is superseded; pinned to it, it deploys over the newer one.
+    expect(evaluateGates(releaseFacts(NOW, { newerReleases: [newer], ...runningNewer }), NOW).decision).toBe(
+      'superseded',
+    );
+    const pinned = evaluateGates(
+      releaseFacts(NOW, { newerReleases: [newer], ...runningNewer, holds: [pin('v1')] }),
+      NOW,
+    );
+    expect(pinned.decision).toBe('proceed');
+    expect(pinned.rules.find((rule) => rule.kind === 'hold')?.reason).toBe(
+      'pinned here to v1 by Ada until deleted: stay',
+    );
+    // Another version waits at the pin; an expired pin holds nothing.
+    const other = evaluateGates(releaseFacts(NOW, { holds: [pin('v0')] }), NOW);
+    expect(other).toMatchObject({ decision: 'wait', reason: 'pinned to v0 by Ada until deleted: stay' });
+    expect(pinnedVersion([pin('v0', { expiresAt: at(-1) })], NOW)).toBeUndefined();
+    expect(pinnedVersion([pin('v0'), pin('v1')], NOW)?.id).toBe('v1');
+  });
+
+  it('an expiry must lie in the future', () => {
+    expect(holdExpiry(undefined, NOW)).toBeNull();
+    expect(holdExpiry(at(1), NOW)).toEqual(new Date(at(1)));
+    expect(() => holdExpiry(at(0), NOW)).toThrow('expiresAt must be in the future');
+  });
+});
