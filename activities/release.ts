@@ -16,6 +16,7 @@ import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import type { RegoEngine } from '../domain/planValidation';
 import { withPlanValidation } from '../engine/planner/releasePlan';
+import { withShipDigest } from '../engine/planner/shipDigests';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule } from '../domain/policies';
@@ -138,11 +139,14 @@ export function createReleaseActivities(deps: ReleaseActivityDeps) {
 function releaseSteps({ orm, secrets, rego }: ReleaseActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
-    /** The release's facts; with a `planValidationOpa` rule, its verdicts on the release's plan (recorded for explanations). */
+    /**
+     * The release's facts; what it would ship now when an approval is bound to a digest; with a
+     * `planValidationOpa` rule, its verdicts on the release's plan (recorded for explanations).
+     */
     async loadReleaseFacts(releaseId: string): Promise<LoadedRelease | null> {
       const loaded = await loadRelease(fork(), releaseId);
       if (!loaded || loaded.phase !== 'pending') return loaded;
-      return withPlanValidation(fork(), secrets, rego, loaded);
+      return withPlanValidation(fork(), secrets, rego, await withShipDigest(fork(), secrets, loaded));
     },
 
     /** Keeps the latest evaluation on the release, so GET /releases/{id} can say why it waits. */

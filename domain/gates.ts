@@ -73,6 +73,8 @@ export interface ApprovalFact {
   status: 'approved' | 'rejected';
   reason: string | null;
   at: string;
+  /** What the release would ship when this approval let it go (absent: recorded before digests, or not this release). */
+  digest?: string;
 }
 
 export interface ProgressionFact {
@@ -142,6 +144,11 @@ export interface ReleaseFacts {
    */
   versionCreatedBy?: string;
   /**
+   * What the release would ship now (domain: engine/planner/shipDigests.ts), read when one of its
+   * approvals recorded a digest: an approval for another digest no longer counts.
+   */
+  shipDigest?: string;
+  /**
    * The holds whose selector matches the target (a pin only on its version's deployment), unexpired
    * when read, oldest first; absent when there are none, and in older histories.
    */
@@ -189,9 +196,17 @@ function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
     }
     const own = spec.requireDistinctApprover ? facts.versionCreatedBy : undefined;
     const approvals = facts.approvals.filter((a) => a.status === 'approved');
-    const approved = approvals.filter((a) => a.userId !== own).length;
-    const creatorsOwn =
-      approved < approvals.length ? "; the version's creator's approval does not count" : '';
+    const stale = approvals.filter(
+      (a) => a.digest !== undefined && facts.shipDigest !== undefined && a.digest !== facts.shipDigest,
+    );
+    const approved = approvals.filter((a) => a.userId !== own && !stale.includes(a)).length;
+    const creatorsOwn = approvals.some((a) => a.userId === own)
+      ? "; the version's creator's approval does not count"
+      : '';
+    const otherConfiguration =
+      stale.length > 0
+        ? `; ${stale.map((a) => a.userName).join(', ')} approved for a different configuration`
+        : '';
     return approved >= spec.minApprovals
       ? {
           kind: 'anyApproval' as const,
@@ -205,7 +220,7 @@ function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
           policyId,
           ruleId,
           state: 'waiting' as const,
-          reason: `${approved} of ${spec.minApprovals} approvals${creatorsOwn}`,
+          reason: `${approved} of ${spec.minApprovals} approvals${creatorsOwn}${otherConfiguration}`,
         };
   });
 }

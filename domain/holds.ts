@@ -11,6 +11,12 @@ import { windowState } from './windows';
 
 export type HoldEffect = 'block' | 'pin';
 
+/**
+ * Unexpired holds a workspace may have at once: every release's gates match each one's selector
+ * against its target, so their number is bounded like policies'.
+ */
+export const MAX_HOLDS_PER_WORKSPACE = 100;
+
 /** A freeze's windows: an RFC 5545 rule of window starts in a time zone, each lasting `durationSeconds`. */
 export interface HoldSchedule {
   rrule: string;

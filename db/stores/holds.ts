@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ValidationError } from '../../domain/errors';
-import { holdExpiry, type HoldEffect, type HoldSchedule } from '../../domain/holds';
+import { ConflictError, ValidationError } from '../../domain/errors';
+import { holdExpiry, MAX_HOLDS_PER_WORKSPACE, type HoldEffect, type HoldSchedule } from '../../domain/holds';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { loadWorkspaceHolds } from '../../engine/eligibility/holdMatching';
@@ -36,6 +36,15 @@ export class HoldStore {
   create(workspaceId: string, principal: Principal, input: HoldInput): Promise<Hold> {
     return this.em.transactional(async (em) => {
       assertShape(input);
+      const unexpired = await em.count(HoldSchema, {
+        workspaceId,
+        $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
+      });
+      if (unexpired >= MAX_HOLDS_PER_WORKSPACE)
+        throw new ConflictError(
+          `The workspace has ${unexpired} holds, the most it may have; delete one first`,
+          'too_many_holds',
+        );
       if (input.versionId) {
         const version = await findOwned(
           em,

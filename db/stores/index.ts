@@ -89,7 +89,7 @@ export function createStores(
     holds: new HoldStore(em),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
-    releases: new ReleaseStore(em),
+    releases: new ReleaseStore(em, secrets),
     jobs: new JobStore(em),
     targetStates: new TargetStateStore(em),
     pull: new PullStore(em, secrets),

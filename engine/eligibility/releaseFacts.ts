@@ -250,25 +250,34 @@ function versionEnvironmentPairs(rows: ReleaseRow[]): [string, string] {
   return [uuidArray(rows.map((row) => row.version_id)), uuidArray(rows.map((row) => row.environment_id))];
 }
 
-/** Approvals and rejections of each row's version in its environment, oldest first. */
+/**
+ * Approvals and rejections of each row's version in its environment, oldest first; with the digest
+ * of what the release would ship when an approval let it go, where one was recorded.
+ */
 async function loadApprovals(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRelease<ApprovalFact[]>> {
-  const byVersionEnvironment = groupBy(
-    await sql.execute<(ApprovalFact & { version_id: string; environment_id: string })[]>(
-      `SELECT a.version_id, a.environment_id, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason,
-              a.updated_at AS at
-         FROM approval a JOIN unnest(?::uuid[], ?::uuid[]) AS k(version_id, environment_id)
-           ON a.version_id = k.version_id AND a.environment_id = k.environment_id
+  const byRelease = groupBy(
+    await sql.execute<(ApprovalFact & { of: string })[]>(
+      `SELECT k.of, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason, a.updated_at AS at,
+              ad.digest
+         FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, version_id, environment_id)
+         JOIN approval a ON a.version_id = k.version_id AND a.environment_id = k.environment_id
+         LEFT JOIN approval_digest ad ON ad.approval_id = a.id AND ad.release_id = k.of
         ORDER BY a.updated_at`,
-      versionEnvironmentPairs(rows),
+      [uuidArray(rows.map((row) => row.id)), ...versionEnvironmentPairs(rows)],
     ),
-    (a) => `${a.version_id}/${a.environment_id}`,
+    (a) => a.of,
   );
   return new Map(
     rows.map((row) => [
       row.id,
-      (byVersionEnvironment.get(`${row.version_id}/${row.environment_id}`) ?? []).map(
-        ({ userId, userName, status, reason, at }) => ({ userId, userName, status, reason, at: iso(at) }),
-      ),
+      (byRelease.get(row.id) ?? []).map(({ userId, userName, status, reason, at, digest }) => ({
+        userId,
+        userName,
+        status,
+        reason,
+        at: iso(at),
+        ...(digest ? { digest } : {}),
+      })),
     ]),
   );
 }

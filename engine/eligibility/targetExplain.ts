@@ -13,6 +13,7 @@ import type { ReleasePhase } from '../../domain/releases';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { loadRelease, loadTargetVersionFacts } from './releaseFacts';
 import { withRecordedPlanVerdicts } from '../planner/releasePlan';
+import { withShipDigest } from '../planner/shipDigests';
 import type { SecretBox } from '../../db/secrets';
 import { selectorWarnings } from '../selectors/selectorOverruns';
 
@@ -41,7 +42,9 @@ export async function explainReleaseTarget(
   if (!loaded) throw new NotFoundError('version', version.id);
   // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
   const judged =
-    existing && loaded.phase === 'pending' ? await withRecordedPlanVerdicts(em, secrets, loaded) : loaded;
+    existing && loaded.phase === 'pending'
+      ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded))
+      : loaded;
   const explanation = explainTarget({
     facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,

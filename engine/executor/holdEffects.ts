@@ -6,6 +6,7 @@ import { wakeReleases } from '../../db/releaseWake';
 import { uuidArray } from '../../db/sql';
 import { holdCovers, loadWorkspaceHolds, type StoredHold } from '../eligibility/holdMatching';
 import { TARGET_RECORD_COLUMNS, type TargetRecords } from '../eligibility/policyMatching';
+import { paced } from '../selectors/pace';
 import { requestRedeploy } from './releaseRedeploy';
 import type { HoldApplied } from '../../workflows/activityResults';
 
@@ -17,6 +18,18 @@ import type { HoldApplied } from '../../workflows/activityResults';
  */
 
 type CoveredRow = TargetRecords & { workspace_id: string; deployment_id: string };
+
+/** The rows whose target the hold covers, its selector evaluated in paced slices (engine/selectors/pace.ts). */
+function covered<T extends CoveredRow>(hold: StoredHold, rows: readonly T[]): Promise<T[]> {
+  return paced(hold.workspaceId, async (pacer) => {
+    const kept: T[] = [];
+    for (const row of rows) {
+      await pacer.pace();
+      if (holdCovers(hold, row)) kept.push(row);
+    }
+    return kept;
+  });
+}
 
 /**
  * Brings everything the hold covers in line with its state now: the queued jobs it holds back
@@ -64,7 +77,7 @@ async function holdQueuedJobs(tx: EntityManager, hold: StoredHold): Promise<void
                            AND (s.resource_id IS NULL OR s.resource_id = j.resource_id))`,
     [hold.workspaceId, hold.version?.id ?? null, hold.version?.id ?? null, hold.id],
   );
-  const held = queued.filter((job) => holdCovers(hold, job)).map((job) => job.id);
+  const held = (await covered(hold, queued)).map((job) => job.id);
   if (held.length === 0) return;
   await tx.execute(
     `INSERT INTO job_hold (job_id, hold_id) SELECT unnest(?::uuid[]), ? ON CONFLICT DO NOTHING`,
@@ -85,7 +98,7 @@ async function wakeCoveredReleases(tx: EntityManager, hold: StoredHold): Promise
   );
   await wakeReleases(
     tx,
-    pending.filter((release) => holdCovers(hold, release)).map((release) => release.id),
+    (await covered(hold, pending)).map((release) => release.id),
   );
 }
 
@@ -120,7 +133,7 @@ async function pinTargets(tx: EntityManager, hold: StoredHold): Promise<PinTarge
       WHERE t.workspace_id = ? AND t.deployment_id = ?`,
     [hold.version!.id, hold.workspaceId, hold.deploymentId!],
   );
-  return targets.filter((target) => holdCovers(hold, target));
+  return covered(hold, targets);
 }
 
 /**

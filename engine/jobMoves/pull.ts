@@ -74,8 +74,8 @@ const READ_AGENT = preparedStatement(
 /**
  * The poll, one statement whose cost does not grow with the queue: whether the agent is the
  * workspace's, its page read from the queue's index alone (`job_agent_queue_idx`) less the queued
- * jobs a hold keeps back (a probe of `job_hold`'s key per job, an empty table mostly), only the page's
- * jobs opened, and the total counted at most `$6` jobs (`pollTotal` says when it stopped there).
+ * jobs a hold keeps back (`job_hold`, read once into a hash: mostly empty), only the page's jobs
+ * opened, and the total counted at most `$6` jobs (`pollTotal` says when it stopped there).
  * Another workspace's agent yields no agent and so no jobs.
  */
 const POLL = preparedStatement(
@@ -84,7 +84,7 @@ const POLL = preparedStatement(
      SELECT id FROM job_agent WHERE id = $1 AND workspace_id = $2
    ), page AS (
      SELECT id, created_at FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3
-        AND ($3 <> 'queued' OR NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = job.id))
+        AND ($3 <> 'queued' OR id NOT IN (SELECT job_id FROM job_hold))
       ORDER BY created_at, id LIMIT $4 OFFSET $5)
    SELECT
      EXISTS (SELECT 1 FROM agent) AS agent_found,
@@ -102,7 +102,7 @@ const POLL = preparedStatement(
         LEFT JOIN resource r ON r.id = j.resource_id) AS items,
      (SELECT count(*)::int FROM (
         SELECT 1 FROM job WHERE job_agent_id = (SELECT id FROM agent) AND status = $3
-           AND ($3 <> 'queued' OR NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = job.id))
+           AND ($3 <> 'queued' OR id NOT IN (SELECT job_id FROM job_hold))
          LIMIT $6) queued) AS counted`,
 );
 

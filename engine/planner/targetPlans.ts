@@ -31,7 +31,8 @@ const hash = (text: string) => createHash('sha256').update(text).digest('hex');
  * What releases would run on their targets (`releases[i]` on `targets[i]`), computed as job creation
  * computes jobs (of `proposed`, a version that is not stored, when given) but dispatching and storing
  * nothing, each job compared with the one of the target's current release for the same agent
- * entry. Secrets show redacted. Used by deployment plans and by plan validation rules.
+ * entry. Secrets show redacted (or as `seal` writes them). Used by deployment plans, by plan
+ * validation rules and by the digests approvals are bound to.
  */
 export async function planTargets(
   tx: EntityManager,
@@ -40,10 +41,11 @@ export async function planTargets(
   targets: readonly PlanTargetRow[],
   releases: readonly ReleaseRow[],
   proposed?: ProposedVersion,
+  seal: (value: unknown) => unknown = () => REDACTED,
 ): Promise<PlanTarget[]> {
   const inputs = await loadPlanInputs(tx, box, releases, proposed);
   const current = await currentJobs(tx, targets);
-  const tools = { newId, seal: () => REDACTED };
+  const tools = { newId, seal };
   return targets.map((target, index) => {
     const release = releases[index]!;
     const results = planReleaseJobs(inputs.get(release.id)!, tools).map((job) => {

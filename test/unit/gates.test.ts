@@ -47,6 +47,30 @@ describe('evaluateGates', () => {
     });
   });
 
+  it('counts an approval only for what it approved: its digest against what would ship now', () => {
+    const rule = [{ anyApproval: { minApprovals: 2 } }];
+    const bound = (userId: string, digest?: string) => ({
+      ...approval('approved', userId),
+      ...(digest ? { digest } : {}),
+    });
+    const approvals = [bound('u1', 'ship-a'), bound('u2', 'ship-b')];
+    expect(evaluateGates(facts({ approvals, shipDigest: 'ship-b' }, rule), NOW)).toMatchObject({
+      decision: 'wait',
+      reason: '1 of 2 approvals; u1 approved for a different configuration',
+    });
+    expect(evaluateGates(facts({ approvals, shipDigest: 'ship-a' }, rule), NOW).reason).toBe(
+      '1 of 2 approvals; u2 approved for a different configuration',
+    );
+    // Unbound approvals (recorded before digests, or before the release) and facts without a digest count.
+    expect(
+      evaluateGates(
+        facts({ approvals: [bound('u1'), bound('u2', 'ship-b')], shipDigest: 'ship-b' }, rule),
+        NOW,
+      ).decision,
+    ).toBe('proceed');
+    expect(evaluateGates(facts({ approvals }, rule), NOW).decision).toBe('proceed');
+  });
+
   it("waits until each dependency's current version on the resource matches its selector", () => {
     const dependency = (tag: string | null) => ({
       deploymentId: 'd-db',

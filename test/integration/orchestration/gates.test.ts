@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeyStore } from '../../../db/stores/apiKeys';
 import { eventually } from '../../helpers/eventually';
@@ -41,6 +42,51 @@ describe('policy gates', () => {
     });
     return { deployment, envIds };
   }
+
+  it('binds an approval to what ships: a changed variable voids it, and explain says so', async () => {
+    const { deployment, envIds } = await lane('bound', ['prod']);
+    await api.policy({
+      name: 'two approvals for bound-prod',
+      selector: 'environment.name == "bound-prod"',
+      rules: [{ anyApproval: { minApprovals: 2 } }],
+    });
+    const variable = `/deployments/${deployment}/variables/${randomUUID()}`;
+    await api.send('put', variable, { key: 'LOG_LEVEL', default_value: 'info' }, [202]);
+    await api.version(deployment, '1.0.0');
+    const waiting = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the release to wait for approvals',
+    );
+    const approve = (key: string) =>
+      stack.http.post(`${api.ws}/releases/${waiting.id}/approve`).set('x-api-key', key).send({}).expect(202);
+    const reasonContains = (text: string) =>
+      eventually(
+        async () =>
+          (await api.get<{ phaseReason: string }>(`/releases/${waiting.id}`)).phaseReason.includes(text),
+        { what: `the release to say "${text}"` },
+      );
+
+    await approve(stack.apiKey);
+    await reasonContains('1 of 2 approvals');
+    // What would ship changes after the first approval: it no longer counts when the second comes.
+    await api.send('put', variable, { key: 'LOG_LEVEL', default_value: 'debug' }, [202]);
+    await approve(secondKey);
+    await reasonContains('1 of 2 approvals; test approved for a different configuration');
+    const explained = await api.get<{ rules: { kind: string; reason: string }[] }>(
+      `/release-targets/${waiting.resourceId}-${envIds.prod}-${deployment}/explain`,
+    );
+    expect(JSON.stringify(explained)).toContain('test approved for a different configuration');
+    await settled(stack);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+
+    // Approved again, for what ships now: the job carries the new value.
+    await approve(stack.apiKey);
+    const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    expect(job!.releaseId).toBe(waiting.id);
+    expect((job!.dispatchContext as { variables: Record<string, unknown> }).variables.LOG_LEVEL).toBe(
+      'debug',
+    );
+  });
 
   it('holds a release until the second approval, says why, then gives it one job', async () => {
     const { deployment, envIds } = await lane('approve', ['prod']);
