@@ -9,6 +9,9 @@ import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
 import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
+import { HoldBody, toHold } from '../schemas/hold';
+import { PolicySkipBody, toPolicySkip } from '../schemas/policySkip';
+import { toApproval } from '../schemas/release';
 
 /** The cookie that keeps the board's API key: sent back only to /ui, never readable by scripts. */
 const COOKIE = 'flightdeck_key';
@@ -36,6 +39,9 @@ const filterValues = (one: z.ZodString) =>
     .union([one, z.array(one).max(FILTER_VALUES)])
     .transform((value) => (Array.isArray(value) ? value : [value]))
     .optional();
+
+/** The board's approve action: the release whose version is approved in its environment. */
+const BoardApproval = z.strictObject({ releaseId: z.uuid(), reason: z.string().max(2000).optional() });
 
 /** board.json's query: the page's URL carries the same parameters. */
 const BoardQuery = z.strictObject({
@@ -92,9 +98,41 @@ function boardWorkspace(principal: Principal | undefined, refusal: string): stri
 
 /** The workspace of the board's cookie; 401 without a valid one, 403 for an agent's key. */
 async function signedIn(ctx: AppContext): Promise<string> {
+  return (await signedInAs(ctx)).workspaceId;
+}
+
+/** The workspace of the board's cookie and the key that acts through it (the board's actions are the key's). */
+async function signedInAs(ctx: AppContext): Promise<{ workspaceId: string; principal: Principal }> {
   const key = ctx.cookies.get(COOKIE);
   const principal = key ? await ctx.state.stores.apiKeys.authenticate(key) : undefined;
-  return boardWorkspace(principal, 'Sign in to the board with an API key');
+  return {
+    workspaceId: boardWorkspace(principal, 'Sign in to the board with an API key'),
+    principal: principal!,
+  };
+}
+
+/** A board action's body, as the API's route for it validates it; 400 (problem+json) otherwise. */
+function actionBody<T extends z.ZodType>(schema: T, ctx: AppContext): z.infer<T> {
+  const parsed = schema.safeParse((ctx.request as { body?: unknown }).body ?? {});
+  if (!parsed.success)
+    throw new ValidationError('The action is invalid', toFieldIssues(parsed.error, 'body'));
+  return parsed.data;
+}
+
+/** Unexpired holds, and skips still counting, shown at most. */
+const LEVERS_SHOWN = 100;
+
+/** The levers in force in the workspace: holds and skips, each with who, why and until when. */
+async function boardLevers(ctx: AppContext, workspaceId: string) {
+  const page = { limit: LEVERS_SHOWN, offset: 0 };
+  const [holds, skips] = await Promise.all([
+    ctx.state.stores.holds.list(workspaceId, { active: true }, page),
+    ctx.state.stores.policySkips.list(workspaceId, { active: true }, page),
+  ]);
+  return {
+    holds: holds.items.map((hold) => toHold(hold)),
+    skips: skips.items.map((skip) => toPolicySkip(skip)),
+  };
 }
 
 /**
@@ -149,7 +187,12 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
     const workspaceId = await signedIn(ctx);
     const board = await ctx.state.stores.rolloutBoard.board(workspaceId, boardFilter(ctx.query));
     ctx.set(SECURITY_HEADERS);
-    ctx.body = { workspaceId, ...board, links: boardLinks(links) };
+    ctx.body = {
+      workspaceId,
+      ...board,
+      levers: await boardLevers(ctx, workspaceId),
+      links: boardLinks(links),
+    };
   });
   router.get('/deployments/:slug/board.json', async (ctx) => {
     const workspaceId = await signedIn(ctx);
@@ -157,7 +200,40 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
     if (!slug.success) throw new NotFoundError('deployment', (ctx.params.slug ?? '').slice(0, 100));
     const page = await ctx.state.stores.rolloutBoard.deployment(workspaceId, slug.data);
     ctx.set(SECURITY_HEADERS);
-    ctx.body = { workspaceId, ...page, links: boardLinks(links) };
+    ctx.body = {
+      workspaceId,
+      ...page,
+      levers: await boardLevers(ctx, workspaceId),
+      links: boardLinks(links),
+    };
+  });
+
+  // The board's actions: the API's own operations, as the signed-in key, validated as the API validates them.
+  router.post('/actions/approve', async (ctx) => {
+    const { workspaceId, principal } = await signedInAs(ctx);
+    const { releaseId, reason } = actionBody(BoardApproval, ctx);
+    const approval = await ctx.state.stores.releases.approve(workspaceId, releaseId, principal, {
+      status: 'approved',
+      reason,
+    });
+    ctx.status = 201;
+    ctx.body = toApproval(approval);
+  });
+  router.post('/actions/skips', async (ctx) => {
+    const { workspaceId, principal } = await signedInAs(ctx);
+    ctx.status = 201;
+    ctx.body = toPolicySkip(
+      await ctx.state.stores.policySkips.create(workspaceId, principal, actionBody(PolicySkipBody, ctx)),
+    );
+  });
+  router.post('/actions/holds', async (ctx) => {
+    const { workspaceId, principal } = await signedInAs(ctx);
+    ctx.status = 201;
+    ctx.body = toHold(await ctx.state.stores.holds.create(workspaceId, principal, actionBody(HoldBody, ctx)));
+  });
+  router.delete('/actions/holds/:holdId', async (ctx) => {
+    const { workspaceId } = await signedInAs(ctx);
+    ctx.body = toHold(await ctx.state.stores.holds.delete(workspaceId, idParam(ctx, 'holdId', 'hold')));
   });
   router.get('/jobs/:jobId', async (ctx) => {
     const workspaceId = await signedIn(ctx);

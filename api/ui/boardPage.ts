@@ -3,7 +3,9 @@
  * no framework). The script signs in with an API key (the API keeps it in an HttpOnly cookie),
  * then reads /ui/board.json every two seconds and redraws the deployment × environment matrix,
  * narrowed by the filters and search the page's URL carries; at /ui/deployments/{slug} it draws
- * that deployment's page from /ui/deployments/{slug}/board.json instead. Everything shown is
+ * that deployment's page from /ui/deployments/{slug}/board.json instead. Both list the levers in
+ * force (holds, skips: who, why, until when); a deployment's page approves and skips its waiting
+ * releases and holds the deployment, through /ui/actions as the signed-in key. Everything shown is
  * inserted as text, never as markup.
  */
 export const BOARD_PAGE = `<!doctype html>
@@ -17,6 +19,7 @@ export const BOARD_PAGE = `<!doctype html>
 <body>
 <header><h1><a href="/ui/">Flightdeck</a></h1><span id="status"></span><button id="signout" hidden>Sign out</button></header>
 <main>
+  <p id="action-result" role="status"></p>
   <form id="signin" hidden>
     <h2>Sign in</h2>
     <label>API key <input id="key" type="password" autocomplete="off" required></label>
@@ -34,12 +37,18 @@ export const BOARD_PAGE = `<!doctype html>
     </form>
     <p id="board-error" role="alert"></p>
     <div id="versions"></div>
+    <div class="levers" id="levers"></div>
     <table id="matrix"></table>
   </section>
   <section id="deployment" hidden>
     <p><a href="/ui/">← all deployments</a></p>
     <h2 id="d-title"></h2>
     <p id="d-summary"></p>
+    <form id="actions">
+      <label>Reason <input id="a-reason" maxlength="2000" placeholder="why: recorded with your key"></label>
+      <button id="a-hold" type="button" data-action="hold">Hold this deployment</button>
+    </form>
+    <div class="levers" id="d-levers"></div>
     <h3>Versions</h3>
     <table id="d-versions"></table>
     <h3>Targets by environment and state</h3>
@@ -82,6 +91,12 @@ th { background: #eef1f4; }
 .waiting { color: #7a5900; margin: .3rem 0 0; padding-left: 1rem; }
 .jobs { margin: .3rem 0 0; padding-left: 1rem; }
 .empty { color: #8a93a0; }
+.levers ul { margin: .3rem 0 1rem; padding-left: 1rem; }
+form#actions { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .8rem; margin-bottom: 1rem; }
+form#actions input { padding: .3rem; min-width: 22rem; }
+#action-result { margin: 0 0 .6rem; color: #1b5e20; }
+#action-result.problem { color: #b3261e; }
+td button, .levers button { margin: 0 .3rem .2rem 0; }
 `;
 
 export const BOARD_SCRIPT = `
@@ -203,6 +218,24 @@ export const BOARD_SCRIPT = `
     }
   }
 
+  // The levers in force: each hold and skip with who, why and until when; a hold can be deleted here.
+  function drawLevers(id, levers) {
+    const box = $(id);
+    box.replaceChildren();
+    if (!levers.holds.length && !levers.skips.length) return;
+    box.append(el('h3', {}, 'Levers in force'));
+    const list = el('ul', {});
+    for (const h of levers.holds) {
+      const what = h.effect === 'pin' ? 'pin to version ' + h.versionId : h.schedule ? 'freeze' : 'block';
+      const until = h.expiresAt ? 'until ' + h.expiresAt : 'until deleted';
+      list.append(el('li', { 'data-hold': h.id }, what + ' ' + h.selector + ' ' + until + ' by ' + h.createdBy.name + ': ' + h.reason + ' ',
+        el('button', { type: 'button', 'data-action': 'unhold', 'data-hold': h.id }, 'Delete hold')));
+    }
+    for (const k of levers.skips)
+      list.append(el('li', { 'data-skip': k.id }, 'skip of rule ' + k.ruleId + ' for version ' + k.versionId + ' until ' + k.expiresAt + ' by ' + k.createdBy.name + ': ' + k.reason));
+    box.append(list);
+  }
+
   function draw(board, params) {
     $('board').hidden = false;
     $('status').textContent = 'workspace ' + board.workspaceId + ' · updated ' + new Date().toLocaleTimeString();
@@ -212,6 +245,7 @@ export const BOARD_SCRIPT = `
       board.environments.length + ' of ' + board.choices.environments.length + ' environments';
     const cells = new Map(board.cells.map((c) => [c.deploymentId + '/' + c.environmentId, c]));
     drawVersions(board);
+    drawLevers('levers', board.levers);
     const matrix = $('matrix');
     matrix.replaceChildren();
     const head = el('tr', {}, el('th', {}, 'deployment \\\\ environment'));
@@ -247,12 +281,52 @@ export const BOARD_SCRIPT = `
         return el('tr', { 'data-environment': e.name }, el('td', {}, e.name), cell, el('td', {}, stateCounts(e.states)),
           el('td', {}, e.waiting.length ? waitingList(e.waiting) : ''));
       }));
-    table('d-releases', ['created', 'version', 'environment', 'resource', 'phase', 'reason', ''],
+    table('d-releases', ['created', 'version', 'environment', 'resource', 'phase', 'reason', '', ''],
       page.recentReleases.map((r) =>
         el('tr', { 'data-release': r.id }, el('td', {}, new Date(r.createdAt).toLocaleString()), el('td', {}, r.tag),
           el('td', {}, r.environment), el('td', {}, r.resource), el('td', {}, r.phase), el('td', {}, r.phaseReason || ''),
-          el('td', {}, workflowLink(page.links, r.id)))));
+          el('td', {}, workflowLink(page.links, r.id)), el('td', {}, ...releaseActions(r)))));
+    drawLevers('d-levers', page.levers);
+    deploymentShown = d;
   }
+
+  // A waiting release's actions: approve its version in its environment, skip a rule that holds it.
+  function releaseActions(r) {
+    if (r.phase !== 'pending') return [];
+    const approve = el('button', { type: 'button', 'data-action': 'approve', 'data-release': r.id }, 'Approve');
+    return [approve, ...r.holdingRules.map((rule) =>
+      el('button', { type: 'button', 'data-action': 'skip', 'data-rule': rule.ruleId, 'data-version': r.versionId,
+        'data-environment': r.environmentId, title: rule.reason }, 'Skip ' + rule.kind))];
+  }
+
+  let deploymentShown = null;
+
+  async function act(path, method, body) {
+    const response = await fetch('/ui/actions/' + path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const answer = await response.json().catch(() => ({}));
+    return response.ok ? { answer } : { problem: answer.detail || 'The action answered ' + response.status };
+  }
+
+  // One listener for every action button, since the tables are redrawn every two seconds.
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest && event.target.closest('button[data-action]');
+    if (!button) return;
+    const reason = $('a-reason') ? $('a-reason').value.trim() : '';
+    const kind = button.dataset.action;
+    const outcome =
+      kind === 'approve' ? await act('approve', 'POST', { releaseId: button.dataset.release, ...(reason ? { reason } : {}) }).then((o) => ({ ...o, done: 'approved' }))
+      : kind === 'skip' ? await act('skips', 'POST', { ruleId: button.dataset.rule, versionId: button.dataset.version, environmentId: button.dataset.environment, reason }).then((o) => ({ ...o, done: 'skipped until ' + (o.answer && o.answer.expiresAt) }))
+      : kind === 'hold' ? await act('holds', 'POST', { selector: 'deployment.slug == ' + JSON.stringify(deploymentShown.slug), effect: 'block', reason }).then((o) => ({ ...o, done: 'held ' + deploymentShown.slug }))
+      : await act('holds/' + encodeURIComponent(button.dataset.hold), 'DELETE').then((o) => ({ ...o, done: 'hold deleted' }));
+    const result = $('action-result');
+    result.className = outcome.problem ? 'problem' : '';
+    result.textContent = outcome.problem || outcome.done;
+    refresh();
+  });
 
   const AGENT_KEY = 'That key belongs to a job agent; sign in with a workspace API key.';
 

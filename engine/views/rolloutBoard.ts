@@ -96,6 +96,10 @@ export interface DeploymentBoard {
   recentReleases: {
     id: string;
     tag: string;
+    versionId: string;
+    environmentId: string;
+    /** A pending release's rules that hold it and can be skipped (their id: a policy rule or a hold). */
+    holdingRules: { ruleId: string; kind: string; reason: string }[];
     environment: string;
     resource: string;
     phase: string;
@@ -379,7 +383,14 @@ export class RolloutBoardStore {
   /** A deployment's newest releases. */
   private recentReleases(deploymentId: string) {
     return this.em.execute<DeploymentBoard['recentReleases']>(
-      `SELECT r.id, v.tag, e.name AS environment, res.name AS resource, r.phase, r.phase_reason AS "phaseReason",
+      `SELECT r.id, v.tag, r.version_id AS "versionId", r.environment_id AS "environmentId",
+              CASE WHEN r.phase = 'pending' THEN
+                (SELECT coalesce(json_agg(json_build_object('ruleId', rule->>'ruleId', 'kind', rule->>'kind',
+                                                            'reason', rule->>'reason')), '[]')
+                   FROM jsonb_array_elements(r.evaluation->'rules') rule
+                  WHERE rule->>'state' <> 'passed' AND rule->>'ruleId' IS NOT NULL)
+              ELSE '[]' END AS "holdingRules",
+              e.name AS environment, res.name AS resource, r.phase, r.phase_reason AS "phaseReason",
               r.created_at AS "createdAt", r.completed_at AS "completedAt"
          FROM deployment_version v
          JOIN release r ON r.version_id = v.id

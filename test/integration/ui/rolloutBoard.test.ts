@@ -17,6 +17,7 @@ describe('rollout board (/ui)', () => {
   let base: string;
   let browser: Browser;
   let pullerId: string;
+  let boardSystem: string;
 
   beforeAll(async () => {
     stack = await startTestStack({ temporalUi: { url: 'http://temporal-ui.test', namespace: 'default' } });
@@ -29,6 +30,7 @@ describe('rollout board (/ui)', () => {
     await api.agent('board-runner', 'test-runner', { status: 'successful' });
     pullerId = await api.agent('board-puller', 'http-pull');
     const system = await api.system('board');
+    boardSystem = system;
     const staging = await api.environment('staging', 'resource.metadata["env"] == "staging"', system);
     await api.environment('production', 'resource.metadata["env"] == "production"', system);
     for (const n of [1, 2]) await api.resource(`web-staging-${n}`, 'service', { env: 'staging' });
@@ -107,12 +109,20 @@ describe('rollout board (/ui)', () => {
     await context.close();
   }, 60_000);
 
+  /** Errors the board's script threw in a signed-in page: none may. */
+  const pageErrors: string[] = [];
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
   /** A browser context signed in to the board, as the sign-in form does it. */
   async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const session = await context.request.post(`${base}/ui/session`, { data: { apiKey: stack.apiKey } });
     expect(session.status()).toBe(204);
-    return { context, page: await context.newPage() };
+    const page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    return { context, page };
   }
 
   /** The matrix's column and row headings, as the page shows them. */
@@ -260,4 +270,95 @@ describe('rollout board (/ui)', () => {
     expect(await context.cookies()).toEqual([]);
     await context.close();
   });
+
+  it("approves, skips and holds from a deployment's page, and shows every lever with who, why and until when", async () => {
+    const api = recordsApi(stack);
+    await api.policy({
+      name: 'approve checkout in production',
+      selector: 'environment.name == "production" && deployment.slug == "checkout"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    const checkout = await api.deployment('checkout', boardSystem, { jobAgents: [{ ref: 'board-runner' }] });
+    const inProduction = async (versionId: string, phase: string) =>
+      (await api.releases(`&versionId=${versionId}`)).filter(
+        (r) => r.phase === phase && r.evaluation !== null && r.resourceId !== undefined,
+      ).length;
+    const v1 = await api.version(checkout, '1.0.0');
+    await eventually(async () => (await inProduction(v1, 'pending')) === 3, {
+      what: 'checkout 1.0.0 to wait for its approval in production',
+    });
+
+    const { context, page } = await signedIn();
+    await page.goto(`${base}/ui/deployments/checkout`);
+    // A skip of the approval rule, with a reason: every production target of 1.0.0 goes.
+    await page.locator('#a-reason').fill('agreed on the call');
+    await page.locator('button[data-action="skip"]', { hasText: 'Skip anyApproval' }).first().click();
+    await page.locator('#action-result', { hasText: 'skipped until' }).waitFor();
+    const skips = await api.get<{ items: { reason: string; createdBy: { name: string } }[] }>(
+      `/policy-skips?versionId=${v1}`,
+    );
+    expect(skips.items).toMatchObject([{ reason: 'agreed on the call', createdBy: { name: 'test' } }]);
+    await eventually(async () => (await inProduction(v1, 'succeeded')) === 5, {
+      what: 'checkout 1.0.0 to succeed everywhere after the skip',
+    });
+
+    // An approval of the next version from its waiting release.
+    const v2 = await api.version(checkout, '1.1.0');
+    await eventually(async () => (await inProduction(v2, 'pending')) === 3, {
+      what: 'checkout 1.1.0 to wait for its approval',
+    });
+    await page.locator('#a-reason').fill('looks good');
+    await page
+      .locator('tr[data-release]', { hasText: '1.1.0' })
+      .locator('button[data-action="approve"]')
+      .first()
+      .click();
+    await page.locator('#action-result', { hasText: 'approved' }).waitFor();
+    await eventually(async () => (await inProduction(v2, 'succeeded')) === 5, {
+      what: 'checkout 1.1.0 to succeed everywhere after the approval',
+    });
+
+    // A hold needs a reason; with one, the deployment is held and the levers say so.
+    await page.locator('#a-reason').fill('');
+    await page.locator('#a-hold').click();
+    await page.locator('#action-result.problem', { hasText: 'The action is invalid' }).waitFor();
+    expect((await api.get<{ total: number }>('/holds')).total).toBe(0);
+    await page.locator('#a-reason').fill('freeze for the demo');
+    await page.locator('#a-hold').click();
+    await page.locator('#action-result', { hasText: 'held checkout' }).waitFor();
+    const holds = await api.get<{ items: { selector: string; reason: string }[] }>('/holds');
+    expect(holds.items).toMatchObject([
+      { selector: 'deployment.slug == "checkout"', reason: 'freeze for the demo' },
+    ]);
+    await page
+      .locator('#d-levers li', {
+        hasText: 'block deployment.slug == "checkout" until deleted by test: freeze for the demo',
+      })
+      .waitFor();
+    const v3 = await api.version(checkout, '1.2.0');
+    await eventually(
+      async () =>
+        (await api.releases(`&versionId=${v3}`)).filter((r) =>
+          r.evaluation?.reason.includes('held by test until deleted: freeze for the demo'),
+        ).length === 5,
+      { what: 'checkout 1.2.0 to wait at the hold' },
+    );
+
+    // The board lists both levers; deleting the hold there lets 1.2.0 go (production still wants an approval).
+    await page.goto(`${base}/ui/`);
+    const levers = page.locator('#levers');
+    await levers.locator('li', { hasText: 'freeze for the demo' }).waitFor();
+    expect(await levers.innerText()).toMatch(
+      /skip of rule \S+ for version \S+ until \S+ by test: agreed on the call/,
+    );
+    await levers.locator('button[data-action="unhold"]').click();
+    await page.locator('#action-result', { hasText: 'hold deleted' }).waitFor();
+    expect((await api.get<{ total: number }>('/holds')).total).toBe(0);
+    await eventually(
+      async () =>
+        (await api.releases(`&versionId=${v3}`)).filter((r) => r.phase === 'succeeded').length === 2,
+      { what: 'checkout 1.2.0 to succeed in staging once the hold is deleted' },
+    );
+    await context.close();
+  }, 120_000);
 });
