@@ -114,7 +114,15 @@ export interface JobPlanInput {
   /** The workspace's job agents. */
   agents: readonly PlanAgent[];
   verifications: readonly VerificationSpec[];
+  /**
+   * A rollback's variables: those its release's last successful job ran with, used as they were
+   * instead of resolving them again (docs/behaviour.md "Rollback").
+   */
+  restoredVariables?: readonly PlanVariable[];
 }
+
+/** A variable as a job carries it: what planning reads of a resolved one. */
+export type PlanVariable = Pick<ResolvedVariable, 'key' | 'value' | 'sensitive'>;
 
 /** What the plan needs from outside: fresh ids, and sealing of secrets for storage. */
 export interface PlanTools {
@@ -146,12 +154,16 @@ export function createdJobStatus(type: JobAgentType): JobStatus {
 }
 
 /** Variables as the job keeps them: secrets sealed. */
-function variableSnapshot(tools: PlanTools, variables: ResolvedVariable[]): JsonObject {
+function variableSnapshot(tools: PlanTools, variables: readonly PlanVariable[]): JsonObject {
   return Object.fromEntries(variables.map((v) => [v.key, v.sensitive ? tools.seal(v.value) : v.value]));
 }
 
 /** A merged configuration as the job keeps it: secret keys and keys of sensitive variables sealed. */
-function configSnapshot(tools: PlanTools, config: JsonObject, variables: ResolvedVariable[]): JsonObject {
+function configSnapshot(
+  tools: PlanTools,
+  config: JsonObject,
+  variables: readonly PlanVariable[],
+): JsonObject {
   const secretKeys = new Set([
     ...SENSITIVE_CONFIG_KEYS,
     ...variables.filter((v) => v.sensitive).map((v) => v.key),
@@ -194,7 +206,7 @@ export function resolveTargetVariables(input: JobPlanInput): ResolvedVariable[] 
  */
 export function planReleaseJobs(input: JobPlanInput, tools: PlanTools): PlannedJob[] {
   const { records } = input;
-  const variables = resolveTargetVariables(input);
+  const variables = input.restoredVariables ?? resolveTargetVariables(input);
   const context = sharedDispatchContext(input, tools, variables);
   return draftJobs(input, tools, variables).map((job) => ({
     ...job,
@@ -222,7 +234,7 @@ function agentContext(
   agent: NonNullable<PlannedJob['agent']>,
   agents: readonly PlanAgent[],
   tools: PlanTools,
-  variables: ResolvedVariable[],
+  variables: readonly PlanVariable[],
 ) {
   const record = agents.find((candidate) => candidate.id === agent.id);
   return {
@@ -241,7 +253,7 @@ function withoutNulls<T extends object>(record: T): T {
  * What every job of the release carries in its dispatch context, shaped as Ctrlplane's `DispatchContext`: the
  * records (configurations with their secrets sealed) and the release with its version, variables and target.
  */
-function sharedDispatchContext(input: JobPlanInput, tools: PlanTools, variables: ResolvedVariable[]) {
+function sharedDispatchContext(input: JobPlanInput, tools: PlanTools, variables: readonly PlanVariable[]) {
   const { records, release } = input;
   const { deployment, environment, resource } = records;
   const version = withoutNulls({
@@ -287,7 +299,7 @@ function sharedDispatchContext(input: JobPlanInput, tools: PlanTools, variables:
 function draftJobs(
   input: JobPlanInput,
   tools: PlanTools,
-  variables: ResolvedVariable[],
+  variables: readonly PlanVariable[],
 ): Omit<PlannedJob, 'dispatchContext' | 'verifications'>[] {
   const { records, release } = input;
   const resourceContext = { resource: selectorContext.resource(records.resource) };

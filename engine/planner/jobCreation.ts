@@ -4,6 +4,7 @@ import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
 import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
+import { rollbackVariables } from './rollbackVariables';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
@@ -94,10 +95,17 @@ export async function createJobs(
     box,
     releases.map(({ release }) => release),
   );
+  const restored = await rollbackVariables(
+    tx,
+    box,
+    releases.map(({ release }) => release.id),
+  );
   const planned = releases.map(({ release, attempt }): PlannedRelease => {
     const secrets = jobSecrets(box, { workspaceId: release.workspace_id, releaseId: release.id });
     const tools = { newId: () => newId(), seal: (value: unknown) => sealedValue(secrets, value) };
-    return { release, attempt, jobs: planReleaseJobs(inputs.get(release.id)!, tools) };
+    const restoredVariables = restored.get(release.id);
+    const input = { ...inputs.get(release.id)!, ...(restoredVariables ? { restoredVariables } : {}) };
+    return { release, attempt, jobs: planReleaseJobs(input, tools) };
   });
   await insertJobs(tx, planned);
   await insertVerifications(tx, planned);

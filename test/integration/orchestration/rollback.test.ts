@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { eventually } from '../../helpers/eventually';
 import { recordsApi, type Release } from '../../helpers/orchestration';
 import { settled } from '../../helpers/settled';
@@ -12,11 +13,12 @@ type ReleaseRead = Release & {
 describe('rollback', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
+  let agent: string;
 
   beforeAll(async () => {
     stack = await startTestStack();
     api = recordsApi(stack);
-    await api.agent('rollback-puller', 'http-pull');
+    agent = await api.agent('rollback-puller', 'http-pull');
     await api.policy({
       name: 'roll back on failure',
       selector: 'deployment.slug.startsWith("rb-")',
@@ -40,15 +42,44 @@ describe('rollback', () => {
       timeoutMs: 30_000,
     });
 
-  it('runs the previous successful release again after a failure, marked as a rollback, exactly once', async () => {
+  /** A job's variables as its agent gets them when it claims it (secrets opened). */
+  const claimedVariables = async (jobId: string) => {
+    const claimed = await stack.http
+      .post(`${api.ws}/job-agents/${agent}/jobs/${jobId}/claim`)
+      .set(stack.auth)
+      .expect(200);
+    return (claimed.body.dispatchContext as { variables: Record<string, unknown> }).variables;
+  };
+
+  it('runs the previous successful release again after a failure, with its variables, marked as a rollback, exactly once', async () => {
     const deployment = await lane('rb-app');
+    const variable = (key: string) => `/deployments/${deployment}/variables/${key}`;
+    const [level, token] = [randomUUID(), randomUUID()];
+    await api.send('put', variable(level), { key: 'LOG_LEVEL', default_value: 'info' }, [202]);
+    await api.send(
+      'put',
+      variable(token),
+      { key: 'TOKEN', default_value: 'first-secret', sensitive: true },
+      [202],
+    );
     const v1 = await api.version(deployment, '1.0.0');
     const [first] = await api.jobsSettleAt(1, `&deploymentId=${deployment}&status=queued`, 'the 1.0.0 job');
+    expect(await claimedVariables(first!.id)).toEqual({ LOG_LEVEL: 'info', TOKEN: 'first-secret' });
     await api.report(first!.id, 'successful');
     await phase(first!.releaseId, 'succeeded');
 
+    // What 2.0.0 ships differs in its variables too; the rollback restores 1.0.0's as they ran.
+    await api.send('put', variable(level), { key: 'LOG_LEVEL', default_value: 'debug' }, [202]);
+    await api.send(
+      'put',
+      variable(token),
+      { key: 'TOKEN', default_value: 'second-secret', sensitive: true },
+      [202],
+    );
+
     await api.version(deployment, '2.0.0');
     const [broken] = await api.jobsSettleAt(1, `&deploymentId=${deployment}&status=queued`, 'the 2.0.0 job');
+    expect(await claimedVariables(broken!.id)).toEqual({ LOG_LEVEL: 'debug', TOKEN: 'second-secret' });
     await api.report(broken!.id, 'failure', 'crash loop');
     await phase(broken!.releaseId, 'failed');
     expect((await release(broken!.releaseId)).phaseReason).toContain(
@@ -62,6 +93,7 @@ describe('rollback', () => {
       'the rollback job',
     );
     expect(again!.releaseId).toBe(first!.releaseId);
+    expect(await claimedVariables(again!.id)).toEqual({ LOG_LEVEL: 'info', TOKEN: 'first-secret' });
     const rolledBack = await release(first!.releaseId);
     expect(rolledBack.versionId).toBe(v1);
     expect(rolledBack.redeploys.at(-1)).toMatchObject({
