@@ -5,6 +5,7 @@ import type { ApplyCommandOptions } from './commands/apply';
 import type { ExplainCommandOptions } from './commands/explain';
 import type { SkipCreateOptions, SkipListOptions } from './commands/skip';
 import type { HoldCreateOptions, HoldListOptions } from './commands/hold';
+import type { DecisionOptions } from './commands/approve';
 import type { TemporalServerCommandOptions } from './commands/temporalServer';
 import { withWorkspaceConnection, type WorkspaceConnectionOptions } from './commands/workspaceConnection';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -217,6 +218,23 @@ withWorkspaceConnection(
 ).action(async (id: string, options: WorkspaceConnectionOptions) => {
   process.exitCode = await (await import('./commands/skip.js')).skipDeleteCommand(id, options);
 });
+
+for (const verb of ['approve', 'reject'] as const) {
+  withWorkspaceConnection(
+    program
+      .command(`${verb} <releaseId>`)
+      .description(
+        verb === 'approve'
+          ? "Approve a release's version in its environment, bound to what it would ship now"
+          : "Reject a release's version in its environment: it is blocked there",
+      )
+      .option('--reason <text>', 'why: recorded with your key'),
+  ).action(async (releaseId: string, options: DecisionOptions) => {
+    process.exitCode = await (
+      await import('./commands/approve.js')
+    ).decisionCommand(verb, releaseId, options);
+  });
+}
 
 const hold = program
   .command('hold')

@@ -4,7 +4,8 @@ import { ApiKeyStore } from '../../../db/stores/apiKeys';
 import { eventually } from '../../helpers/eventually';
 import { dtstart, recordsApi } from '../../helpers/orchestration';
 import { settled } from '../../helpers/settled';
-import { startTestStack, type TestStack } from '../../helpers/stack';
+import { decisionCommand } from '../../../cli/commands/approve';
+import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
 /** Policy gates hold releases back, say why, and let them go when the rule passes — without a request where time decides. */
 describe('policy gates', () => {
@@ -79,8 +80,29 @@ describe('policy gates', () => {
     await settled(stack);
     expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
 
-    // Approved again, for what ships now: the job carries the new value.
-    await approve(stack.apiKey);
+    // Approved again from the CLI, for what ships now: the job carries the new value.
+    const server = await listenOnSocket(stack);
+    const lines: string[] = [];
+    const write = (line: string) => lines.push(line);
+    const connection = { api: server.url, key: stack.apiKey, workspace: stack.workspaceId };
+    try {
+      expect(
+        await decisionCommand(
+          'approve',
+          waiting.id,
+          { ...connection, reason: 'after the change' },
+          write,
+          write,
+        ),
+      ).toBe(0);
+      expect(await decisionCommand('approve', randomUUID(), connection, write, write)).toBe(1);
+    } finally {
+      await server.close();
+    }
+    expect(lines).toEqual([
+      `approved version ${waiting.versionId} in environment ${envIds.prod} by test: after the change`,
+      expect.stringMatching(/^flightdeck approve: 404 /),
+    ]);
     const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
     expect(job!.releaseId).toBe(waiting.id);
     expect((job!.dispatchContext as { variables: Record<string, unknown> }).variables.LOG_LEVEL).toBe(

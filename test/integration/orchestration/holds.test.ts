@@ -125,6 +125,10 @@ describe('holds', () => {
       state: 'waiting',
       reason: 'held by test until deleted: incident 4411',
     });
+    const explained = await api.get<{ rules: Rule[] }>(
+      `/release-targets/${late}-${waiting.environmentId}-${deployment}/explain`,
+    );
+    expect(JSON.stringify(explained)).toContain('held by test until deleted: incident 4411');
 
     // Break-glass: a skip of the hold for the version on one resource frees that resource's job alone.
     const skip = await stack.http
