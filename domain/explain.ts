@@ -58,9 +58,11 @@ export interface ExplainInput {
   release: { id: string; phase: ReleasePhase } | null;
   slot: TargetSlot;
   now: Date;
+  /** The release's latest job, for a release that ended: why it ended (a delivery limit, an agent's message). */
+  lastJob?: { id: string; status: string; message: string | null };
 }
 
-export function explainTarget({ facts, release, slot, now }: ExplainInput): Explanation {
+export function explainTarget({ facts, release, slot, now, lastJob }: ExplainInput): Explanation {
   const evaluation = evaluateGates(facts, now);
   const approvers = facts.approvals.filter((a) => a.status === 'approved').map((a) => a.userName);
   const rules = evaluation.rules.map((rule) =>
@@ -82,9 +84,14 @@ export function explainTarget({ facts, release, slot, now }: ExplainInput): Expl
       evaluation.reason,
       evaluation.nextEvaluationAt,
       slot,
+      lastJob,
     ),
   };
 }
+
+/** What the last job of an ended release says of its end, when it says anything. */
+const endedBy = (job: ExplainInput['lastJob']) =>
+  job?.message ? ` (its job ${job.id} ended ${job.status}: ${job.message})` : '';
 
 function nextStep(
   tag: string,
@@ -93,6 +100,7 @@ function nextStep(
   reason: string,
   nextEvaluationAt: string | undefined,
   slot: TargetSlot,
+  lastJob: ExplainInput['lastJob'],
 ): string {
   if (release?.phase === 'running') {
     const jobs = slot.activeRelease?.id === release.id ? slot.activeJobs : [];
@@ -102,7 +110,7 @@ function nextStep(
   if (release && release.phase !== 'pending') {
     return slot.currentRelease?.id === release.id
       ? `${tag} runs here: release ${release.id} succeeded`
-      : `release ${release.id} ended ${release.phase}; a redeploy would start it again`;
+      : `release ${release.id} ended ${release.phase}${endedBy(lastJob)}; a redeploy would start it again`;
   }
   const subject = release ? `release ${release.id}` : `a release of ${tag}`;
   switch (decision) {

@@ -18,11 +18,27 @@ const template = z.string().min(1).max(65_536);
 export const GITHUB_API_URL = 'https://api.github.com';
 export const TFE_ADDRESS = 'https://app.terraform.io';
 
+/**
+ * Leases a job of a pull agent may lose (its agent died holding it) before it is not handed out
+ * again: a poison job that kills every agent that takes it stops after this many (docs/behaviour.md
+ * "Pull job agents": the delivery cap). An agent's `maxDeliveries` overrides it.
+ */
+export const DEFAULT_MAX_DELIVERIES = 3;
+
 /** Pull agents (docs/behaviour.md "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
   lease: z.boolean().optional().describe('true: a 60-second lease'),
   enforceClaimId: z.boolean().optional(),
+  maxDeliveries: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe(
+      `leases a job may lose before it ends failure instead of going back to the queue (default ${DEFAULT_MAX_DELIVERIES})`,
+    ),
 });
 
 /** GitHub workflow runner (docs/behaviour.md "Job agent entry", workflow runner), as a GitHub App or with a token. */

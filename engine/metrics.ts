@@ -43,6 +43,12 @@ export const leaseExpiries = new Counter({
   registers: [domainEvents],
 });
 
+export const deliveryLimits = new Counter({
+  name: 'flightdeck_job_delivery_limits_total',
+  help: 'Jobs that ended failure because their leases expired as many times as their agent allows (maxDeliveries)',
+  registers: [domainEvents],
+});
+
 export const leaseReaperLag = new Histogram({
   name: 'flightdeck_lease_reaper_lag_seconds',
   help: 'How long after its expiry a lease was reaped',

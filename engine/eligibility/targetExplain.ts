@@ -45,11 +45,18 @@ export async function explainReleaseTarget(
     existing && loaded.phase === 'pending'
       ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded))
       : loaded;
+  const [lastJob] = existing
+    ? await em.execute<{ id: string; status: string; message: string | null }[]>(
+        `SELECT id, status, message FROM job WHERE release_id = ? ORDER BY attempt DESC, created_at DESC LIMIT 1`,
+        [existing.id],
+      )
+    : [];
   const explanation = explainTarget({
     facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,
     slot: await targetSlot(em, target),
     now: new Date(),
+    ...(lastJob ? { lastJob } : {}),
   });
   const warnings = await targetSelectorWarnings(em, workspaceId, target);
   return warnings.length > 0 ? { ...explanation, selectorWarnings: warnings } : explanation;

@@ -2,7 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../../db/outbox';
-import { leaseExpiries, leaseReaperLag } from '../metrics';
+import { deliveryLimits, leaseExpiries, leaseReaperLag } from '../metrics';
+import { DEFAULT_MAX_DELIVERIES } from '../../domain/jobAgents';
+import { changeJobStatus } from './change';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 
 /**
@@ -141,31 +143,59 @@ export interface ExpiredClaim {
  * a job whose row a report holds right now is skipped: the report ends its claim. A heartbeat that
  * commits first leaves its claim unexpired (the deadline is checked again on the locked row). Like
  * the claim, it wakes no release: queued and in_progress are both "not ended yet" to a release, and
- * a thousand expiries together would otherwise wake a thousand releases for nothing.
+ * a thousand expiries together would otherwise wake a thousand releases for nothing. Each expiry is
+ * counted on the job; the one that reaches its agent's `maxDeliveries` ends the job `failure` (the
+ * delivery cap) through `changeJobStatus`, which wakes its release, in the sweep's transaction.
  */
 export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClaim[]> {
   const expired: ExpiredClaim[] = [];
   for (;;) {
-    const rows = await em.execute<{ job_id: string; claim_id: string; lag_seconds: number }[]>(
-      `WITH lapsed AS (
-         SELECT j.id FROM job_claim c JOIN job j ON j.id = c.job_id
-          WHERE c.claim_expires_at <= clock_timestamp()
-          ORDER BY j.id
-          LIMIT ?
-            FOR UPDATE OF j SKIP LOCKED
-       ), gone AS (
-         DELETE FROM job_claim c USING lapsed
-          WHERE c.job_id = lapsed.id AND c.claim_expires_at <= clock_timestamp()
-         RETURNING c.job_id, c.claim_id, c.claim_expires_at
-       ), requeued AS (
-         UPDATE job SET status = 'queued', started_at = NULL, updated_at = now(),
-                message = 'the lease expired without a heartbeat; back in the queue'
-          WHERE id IN (SELECT job_id FROM gone) AND status = 'in_progress'
-       )
-       SELECT job_id, claim_id, extract(epoch FROM clock_timestamp() - claim_expires_at)::float8 AS lag_seconds
-         FROM gone`,
-      [SWEEP_LIMIT],
-    );
+    const rows = await em.transactional(async (tx) => {
+      const swept = await tx.execute<
+        {
+          job_id: string;
+          claim_id: string;
+          lag_seconds: number;
+          expired_leases: number | null;
+          max_deliveries: number | null;
+        }[]
+      >(
+        `WITH lapsed AS (
+           SELECT j.id FROM job_claim c JOIN job j ON j.id = c.job_id
+            WHERE c.claim_expires_at <= clock_timestamp()
+            ORDER BY j.id
+            LIMIT ?
+              FOR UPDATE OF j SKIP LOCKED
+         ), gone AS (
+           DELETE FROM job_claim c USING lapsed
+            WHERE c.job_id = lapsed.id AND c.claim_expires_at <= clock_timestamp()
+           RETURNING c.job_id, c.claim_id, c.claim_expires_at
+         ), requeued AS (
+           UPDATE job j SET status = 'queued', started_at = NULL, updated_at = now(),
+                  expired_leases = j.expired_leases + 1,
+                  message = 'the lease expired without a heartbeat; back in the queue'
+             FROM job_agent a
+            WHERE j.id IN (SELECT job_id FROM gone) AND j.status = 'in_progress' AND a.id = j.job_agent_id
+           RETURNING j.id, j.expired_leases, coalesce((a.config->>'maxDeliveries')::int, ${DEFAULT_MAX_DELIVERIES}) AS max_deliveries
+         )
+         SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
+                r.expired_leases, r.max_deliveries
+           FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`,
+        [SWEEP_LIMIT],
+      );
+      // A poison job: its leases expired as often as its agent allows. It ends here, through the
+      // one path of status moves, before any agent can claim it again (its row is still locked).
+      for (const row of swept) {
+        if (row.expired_leases === null || row.expired_leases < row.max_deliveries!) continue;
+        await changeJobStatus(tx, {}, row.job_id, {
+          status: 'failure',
+          message: `delivery limit reached after ${row.expired_leases} leases`,
+          from: ['queued'],
+        });
+        deliveryLimits.inc();
+      }
+      return swept;
+    });
     for (const row of rows) {
       leaseReaperLag.observe(Math.max(0, Number(row.lag_seconds)));
       expired.push({ jobId: row.job_id, claimId: row.claim_id });

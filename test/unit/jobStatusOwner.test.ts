@@ -23,7 +23,7 @@ const SOURCE_DIRS = [
 
 /** SQL that sets a job's status, and an ORM write of a job entity's status. */
 const RAW_STATUS_WRITES = [
-  /UPDATE\s+job\s+(?:AS\s+\w+\s+)?SET\b[^;`]*?\bstatus\s*=/gi,
+  /UPDATE\s+job\s+(?:(?:AS\s+)?(?!SET\b)\w+\s+)?SET\b[^;`]*?\bstatus\s*=/gi,
   /\bjob\.status\s*=(?!=)/g,
 ];
 
@@ -58,6 +58,9 @@ describe('job status moves', () => {
     const bypass =
       "em.execute(`UPDATE job SET message = ?, status = 'queued' WHERE id = ?`); job.status = 'failure';";
     expect(writesIn(bypass)).toHaveLength(2);
+    expect(
+      writesIn("UPDATE job j SET status = 'queued'; UPDATE job AS j SET status = 'failure'"),
+    ).toHaveLength(2);
     expect(
       writesIn("UPDATE job_verification SET status = 'passed'; if (job.status === 'queued') {}"),
     ).toEqual([]);

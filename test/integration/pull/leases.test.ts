@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
+import supertest from 'supertest';
 import { expireLapsedClaims } from '../../../engine/jobMoves';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
@@ -18,6 +19,7 @@ describe('pull agents, phase V2 leases', () => {
   let fenced: PullFixture;
   let v1: PullFixture;
   let swept: PullFixture;
+  let poison: PullFixture;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -29,6 +31,10 @@ describe('pull agents, phase V2 leases', () => {
     });
     v1 = await pullFixture(stack, 'plain', { resources: 1 });
     swept = await pullFixture(stack, 'swept', { config: { leaseSeconds: 5 }, resources: 3 });
+    poison = await pullFixture(stack, 'poison', {
+      config: { leaseSeconds: 5, maxDeliveries: 2 },
+      resources: 1,
+    });
   });
   afterAll(() => stack.close());
 
@@ -206,4 +212,51 @@ describe('pull agents, phase V2 leases', () => {
       ).rejects.toThrow(/not found/i);
     }
   }, 60_000);
+
+  it('ends a job failure once its leases expired as often as its agent allows, and says so in explain and the metrics', async () => {
+    const job = poison.jobs[0]!;
+    const limits = async () =>
+      Number(
+        /flightdeck_job_delivery_limits_total (\d+)/.exec(
+          (await supertest(stack.app.metricsApp.callback()).get('/metrics').expect(200)).text,
+        )?.[1] ?? 0,
+      );
+    const before = await limits();
+    // The first lease expires: back in the queue, as always.
+    await claim(poison, job.id);
+    await eventually(async () => (await jobStatus(job.id)) === 'queued', {
+      what: 'the first lease to expire',
+      timeoutMs: 10_000,
+    });
+    // The second reaches maxDeliveries (2): the job ends, and is handed out no more.
+    await claim(poison, job.id);
+    await eventually(async () => (await jobStatus(job.id)) === 'failure', {
+      what: 'the second lease to expire and end the job',
+      timeoutMs: 10_000,
+    });
+    const ended = (await stack.http.get(`${ws}/jobs/${job.id}`).set(stack.auth)).body as { message: string };
+    expect(ended.message).toBe('delivery limit reached after 2 leases');
+    const again = await stack.http
+      .post(`${ws}/job-agents/${poison.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth);
+    expect(again.status).toBe(409);
+    expect(await claimRecords(job.id)).toEqual([]);
+    expect(await limits()).toBe(before + 1);
+
+    // Its release ends failed, and explain says why.
+    const { releaseId, resourceId, environmentId } = (
+      await stack.http.get(`${ws}/jobs/${job.id}`).set(stack.auth)
+    ).body as { releaseId: string; resourceId: string; environmentId: string };
+    await eventually(
+      async () =>
+        (await stack.http.get(`${ws}/releases/${releaseId}`).set(stack.auth)).body.phase === 'failed',
+      { what: 'the release to fail' },
+    );
+    const explained = await stack.http
+      .get(`${ws}/release-targets/${resourceId}-${environmentId}-${poison.deploymentId}/explain`)
+      .set(stack.auth);
+    expect(explained.body.next).toContain(
+      `(its job ${job.id} ended failure: delivery limit reached after 2 leases)`,
+    );
+  });
 });
