@@ -33,6 +33,7 @@ import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
 import { policySkipRoutes } from './routes/policySkips';
 import { holdRoutes } from './routes/holds';
+import { doraRoutes } from './routes/dora';
 import { runbookRoutes } from './routes/runbooks';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -110,6 +111,7 @@ export const apiRoutes: readonly Route[] = [
   ...policyRoutes,
   ...policySkipRoutes,
   ...holdRoutes,
+  ...doraRoutes,
   ...releaseTargetStateRoutes,
   ...releaseTargetRoutes,
   ...releaseRoutes,

@@ -25,6 +25,7 @@ import { Migration0027VersionCreator } from './Migration0027VersionCreator';
 import { Migration0028Holds } from './Migration0028Holds';
 import { Migration0029ApprovalDigests } from './Migration0029ApprovalDigests';
 import { Migration0030DeliveryCount } from './Migration0030DeliveryCount';
+import { Migration0031ReleaseCompletions } from './Migration0031ReleaseCompletions';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   { name: 'Migration0028Holds', class: Migration0028Holds },
   { name: 'Migration0029ApprovalDigests', class: Migration0029ApprovalDigests },
   { name: 'Migration0030DeliveryCount', class: Migration0030DeliveryCount },
+  { name: 'Migration0031ReleaseCompletions', class: Migration0031ReleaseCompletions },
 ];

@@ -20,6 +20,7 @@ import { PolicySkipStore } from './policySkips';
 import { HoldStore } from './holds';
 import type { SkipLifetimes } from '../../domain/policySkips';
 import { RolloutBoardStore } from '../../engine/views/rolloutBoard';
+import { DoraView } from '../../engine/views/dora';
 import { RunbookStore } from './runbooks';
 import { SelectorOverrunStore } from './selectorOverruns';
 import { SystemStore } from './systems';
@@ -59,6 +60,7 @@ export interface Stores {
   githubWebhooks: GithubWebhookStore;
   runbooks: RunbookStore;
   rolloutBoard: RolloutBoardStore;
+  dora: DoraView;
   selectorOverruns: SelectorOverrunStore;
 }
 
@@ -89,13 +91,14 @@ export function createStores(
     holds: new HoldStore(em),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
-    releases: new ReleaseStore(em, secrets),
+    releases: new ReleaseStore(em),
     jobs: new JobStore(em),
     targetStates: new TargetStateStore(em),
     pull: new PullStore(em, secrets),
     githubWebhooks: new GithubWebhookStore(em, secrets),
     runbooks: new RunbookStore(em, secrets),
     rolloutBoard: new RolloutBoardStore(em),
+    dora: new DoraView(em),
     selectorOverruns: new SelectorOverrunStore(em),
   };
 }

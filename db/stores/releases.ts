@@ -18,8 +18,7 @@ import {
 import { newId } from '../ids';
 import { distinctApproverPolicy } from '../../engine/eligibility/approvers';
 import { requestRedeploy } from '../../engine/executor/releaseRedeploy';
-import { recordApprovalDigests } from '../../engine/planner/shipDigests';
-import type { SecretBox } from '../secrets';
+import { unbindApprovals } from '../../engine/planner/shipDigests';
 import { cancelOpenJobs } from '../../engine/jobMoves';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
@@ -46,10 +45,7 @@ export interface ApprovalInput {
 }
 
 export class ReleaseStore {
-  constructor(
-    private readonly em: EntityManager,
-    private readonly secrets: SecretBox,
-  ) {}
+  constructor(private readonly em: EntityManager) {}
 
   list(workspaceId: string, filter: ReleaseFilter, page: PageRequest): Promise<Page<Release>> {
     const where = Object.fromEntries(
@@ -108,8 +104,9 @@ export class ReleaseStore {
 
   /**
    * Ctrlplane's user-approval-records: one person's decision on a version for some environments.
-   * A later decision by the same person replaces the earlier one. An approval is bound to what each
-   * pending release would ship now (docs/behaviour.md "Approvals"). The releases it concerns evaluate again.
+   * A later decision by the same person replaces the earlier one, and what it was bound to (each
+   * release binds an approval at its next look: docs/behaviour.md "Approvals"). The releases it
+   * concerns evaluate again.
    */
   recordApprovals(
     workspaceId: string,
@@ -156,7 +153,10 @@ export class ReleaseStore {
         );
       }
       await em.flush();
-      await recordApprovalDigests(em, this.secrets, approvals);
+      await unbindApprovals(
+        em,
+        approvals.map((approval) => approval.id),
+      );
       const waiting = await em.execute<{ id: string }[]>(
         `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
         [versionId, uuidArray(environmentIds)],

@@ -47,51 +47,46 @@ export async function shipDigests(
   return digests;
 }
 
-/** A pending release's facts with what it would ship now, when one of its approvals recorded a digest. */
+/**
+ * A pending release's facts with what it would ship now, when it has approvals: those it has not
+ * seen yet are bound to it here, at its first look after them (woken by the approval, so what they
+ * approved is what it would ship then), and the rest are compared with it by the gates. Runs in the
+ * release's activity, never in the request that approves: a version approved on 10,000 targets
+ * plans each release in its own workflow.
+ */
 export async function withShipDigest(
   em: EntityManager,
   box: SecretBox,
   loaded: LoadedRelease,
+  /** False for a read (an explanation): approvals not bound yet count as they are, and nothing is written. */
+  bind = true,
 ): Promise<LoadedRelease> {
-  if (!loaded.facts.approvals.some((approval) => approval.digest !== undefined)) return loaded;
+  const { facts } = loaded;
+  if (!facts.approvals.some((approval) => approval.status === 'approved')) return loaded;
   const shipDigest = (await shipDigests(em, box, [loaded.releaseId])).get(loaded.releaseId);
-  return shipDigest ? { ...loaded, facts: { ...loaded.facts, shipDigest } } : loaded;
+  if (!shipDigest) return loaded;
+  if (!bind) return { ...loaded, facts: { ...facts, shipDigest } };
+  if (facts.approvals.some((approval) => approval.status === 'approved' && approval.digest === undefined)) {
+    await em.execute(
+      `INSERT INTO approval_digest (approval_id, release_id, digest)
+       SELECT a.id, ?, ? FROM approval a
+        WHERE a.version_id = ? AND a.environment_id = ? AND a.status = 'approved'
+       ON CONFLICT (release_id, approval_id) DO NOTHING`,
+      [loaded.releaseId, shipDigest, facts.version.id, facts.release.environmentId],
+    );
+  }
+  const approvals = facts.approvals.map((approval) =>
+    approval.status === 'approved' && approval.digest === undefined
+      ? { ...approval, digest: shipDigest }
+      : approval,
+  );
+  return { ...loaded, facts: { ...facts, approvals, shipDigest } };
 }
 
-/**
- * Binds approvals to what their releases would ship now: for each approval, a digest per pending
- * release of its version in its environment (a rejection keeps none); a later decision replaces them.
- */
-export async function recordApprovalDigests(
-  em: EntityManager,
-  box: SecretBox,
-  approvals: readonly { id: string; versionId: string; environmentId: string; status: string }[],
-): Promise<void> {
-  if (approvals.length === 0) return;
+/** A new decision of a key replaces its approval: what it bound to is forgotten, and binds again at the next look. */
+export async function unbindApprovals(em: EntityManager, approvalIds: readonly string[]): Promise<void> {
+  if (approvalIds.length === 0) return;
   await em.execute(`DELETE FROM approval_digest WHERE approval_id = ANY(?::uuid[])`, [
-    uuidArray(approvals.map((approval) => approval.id)),
+    uuidArray(approvalIds),
   ]);
-  const approved = approvals.filter((approval) => approval.status === 'approved');
-  if (approved.length === 0) return;
-  const pending = await em.execute<{ id: string; approval_id: string }[]>(
-    `SELECT rl.id, k.approval_id
-       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(approval_id, version_id, environment_id)
-       JOIN release rl ON rl.version_id = k.version_id AND rl.environment_id = k.environment_id
-      WHERE rl.phase = 'pending'`,
-    [
-      uuidArray(approved.map((approval) => approval.id)),
-      uuidArray(approved.map((approval) => approval.versionId)),
-      uuidArray(approved.map((approval) => approval.environmentId)),
-    ],
-  );
-  const digests = await shipDigests(em, box, [...new Set(pending.map((row) => row.id))]);
-  await em.execute(
-    `INSERT INTO approval_digest (approval_id, release_id, digest)
-     SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[])`,
-    [
-      uuidArray(pending.map((row) => row.approval_id)),
-      uuidArray(pending.map((row) => row.id)),
-      pending.map((row) => digests.get(row.id)!),
-    ],
-  );
 }

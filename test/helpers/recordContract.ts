@@ -459,6 +459,7 @@ export const OPERATIONS: Operation[] = [
     writes: ['hold'],
   },
   { method: 'get', path: '/holds', status: 200, writes: [] },
+  { method: 'get', path: '/deployments/{deployment}/metrics/dora', status: 200, writes: [] },
   { method: 'get', path: '/holds/{hold}', status: 200, writes: [] },
   { method: 'delete', path: '/holds/{hold}', status: 200, writes: ['hold'] },
 ];
