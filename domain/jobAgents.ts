@@ -25,6 +25,12 @@ export const TFE_ADDRESS = 'https://app.terraform.io';
  */
 export const DEFAULT_MAX_DELIVERIES = 3;
 
+/**
+ * How long a claimed job's agent has to stop it once its cancel is asked, before it ends `cancelled`
+ * anyway (docs/behaviour.md "Pull job agents": graceful cancel). An agent's `cancelGraceSeconds` overrides it.
+ */
+export const DEFAULT_CANCEL_GRACE_SECONDS = 60;
+
 /** Pull agents (docs/behaviour.md "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
@@ -39,6 +45,13 @@ export const HttpPullConfig = z.strictObject({
     .describe(
       `leases a job may lose before it ends failure instead of going back to the queue (default ${DEFAULT_MAX_DELIVERIES})`,
     ),
+  cancelGraceSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .optional()
+    .describe(`seconds a cancelled claimed job may take to stop (default ${DEFAULT_CANCEL_GRACE_SECONDS})`),
 });
 
 /** GitHub workflow runner (docs/behaviour.md "Job agent entry", workflow runner), as a GitHub App or with a token. */

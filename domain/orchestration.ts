@@ -61,6 +61,8 @@ export type OrchestrationMessage =
     }
   /** A claim ended (terminal status, requeue): its lease workflow stops. */
   | { kind: 'lease.end'; jobId: string; claimId: string }
+  /** A claim's deadline moved earlier (a cancel asked): its lease workflow reads it again. */
+  | { kind: 'lease.wake'; jobId: string; claimId: string }
   /**
    * A runbook run was created with its jobs: start its Temporal workflow, which dispatches them.
    * Stored outbox rows hold this kind and these fields under the runbook's API name: `workflowId`

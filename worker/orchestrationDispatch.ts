@@ -109,6 +109,7 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
     case 'lease.start':
       return startLease(client, taskQueue, message);
     case 'lease.end':
+    case 'lease.wake':
       return signalIfRunning(client, workflowIds.lease(message.jobId, message.claimId));
     case 'release.redeploy':
       return redeployRelease(client, taskQueue, message);

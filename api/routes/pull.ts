@@ -92,7 +92,10 @@ export const pullRoutes = [
     pull: true,
     summary: "Extend a claim's lease to now + its length (phase V2)",
     description:
-      'Touches only the claim record. 404 for an unknown job; 409 when the job holds no claim (requeued, expired, cancelled: the answer names its status) or the claim_id is not the current one.',
+      "Touches only the claim record. Once the job's cancel was asked the answer says cancelRequested with a " +
+      'cancelDeadline, and the lease is not extended past it: stop the job and report cancelled. 404 for an unknown ' +
+      'job; 409 when the job holds no claim (requeued, expired, cancelled: the answer names its status) or the ' +
+      'claim_id is not the current one.',
     tags,
     auth: 'apiKey',
     params: JobParams,
@@ -110,6 +113,7 @@ export const pullRoutes = [
           claim_id: lease.claimId,
           claim_expires_at: lease.expiresAt,
           lease_seconds: lease.leaseSeconds,
+          ...(lease.cancelDeadline ? { cancelRequested: true, cancelDeadline: lease.cancelDeadline } : {}),
         },
       };
     },

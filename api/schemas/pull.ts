@@ -19,6 +19,10 @@ export const PollItemSchema = z
     deployment: z.object({ id: z.uuid(), name: z.string(), slug: z.string() }).nullable(),
     environment: z.object({ id: z.uuid(), name: z.string() }).nullable(),
     resource: z.object({ id: z.uuid(), name: z.string(), identifier: z.string() }).nullable(),
+    cancelRequested: z.boolean().optional().openapi({
+      description: "True once the job's cancel was asked: stop it and report cancelled before cancelDeadline",
+    }),
+    cancelDeadline: Timestamp.optional(),
   })
   .openapi('JobListItem', {
     description:
@@ -54,6 +58,12 @@ export const LeaseSchema = z
     claim_id: z.uuid(),
     claim_expires_at: Timestamp,
     lease_seconds: z.number().int(),
+    cancelRequested: z.boolean().optional().openapi({
+      description: "True once the job's cancel was asked: stop it and report cancelled before cancelDeadline",
+    }),
+    cancelDeadline: Timestamp.optional().openapi({
+      description: 'After it the job ends cancelled anyway; the lease is not extended past it',
+    }),
   })
   .openapi('Lease');
 
@@ -87,8 +97,15 @@ export const LegacyJobUpdateBody = z
   )
   .openapi('LegacyJobUpdate');
 
-export function toPollItem(item: PollItem): z.infer<typeof PollItemSchema> {
-  return { ...item, jobAgentConfig: {}, metadata: {} };
+export function toPollItem({ cancelDeadline, ...item }: PollItem): z.infer<typeof PollItemSchema> {
+  return {
+    ...item,
+    jobAgentConfig: {},
+    metadata: {},
+    ...(cancelDeadline
+      ? { cancelRequested: true, cancelDeadline: new Date(cancelDeadline).toISOString() }
+      : {}),
+  };
 }
 
 export function toLegacyQueue(items: LegacyQueueItem[]): z.infer<typeof LegacyQueueSchema> {

@@ -10,7 +10,8 @@ import { ApiClient, type ApiClientOptions } from '../apiClient';
  * the dispatch context to a JSON file, heartbeats at a third of the lease and runs the command with
  * the job's resolved variables in its environment; it reports `successful` or `failure` with the exit
  * code. On stop (SIGTERM) it lets a running job finish within a grace period, or gives it back to
- * the queue.
+ * the queue. When a heartbeat says the job's cancel was asked, it sends the command SIGTERM, SIGKILL
+ * at the cancel deadline if it still runs, and reports `cancelled`.
  */
 
 export interface PullAgentOptions extends ApiClientOptions {
@@ -47,6 +48,8 @@ interface Running {
   child?: ChildProcess;
   /** Set when the job was given back or its claim was lost: nothing is reported for it. */
   abandoned: boolean;
+  /** Set when a heartbeat said the job's cancel was asked: it is stopped and reported `cancelled`. */
+  cancelled?: { killTimer: NodeJS.Timeout };
   done: Promise<void>;
 }
 
@@ -94,16 +97,19 @@ export function plainVariableProblem(name: string): string | undefined {
 export class AgentRefusedError extends Error {}
 const REFUSALS = [401, 403, 404];
 
-/** SIGTERM to the job's command and every process it started. */
-function stopCommand(running: Running): void {
+/** A signal (SIGTERM unless said) to the job's command and every process it started. */
+function stopCommand(running: Running, signal: NodeJS.Signals = 'SIGTERM'): void {
   const child = running.child;
   if (child?.pid === undefined || child.exitCode !== null) return;
   try {
-    process.kill(-child.pid, 'SIGTERM');
+    process.kill(-child.pid, signal);
   } catch {
     /* already gone */
   }
 }
+
+/** Time kept back from a cancel deadline for the kill and the report to reach the server before it. */
+const CANCEL_MARGIN_MS = 1_000;
 
 export class PullAgent {
   private readonly client: ApiClient;
@@ -333,7 +339,12 @@ export class PullAgent {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       // The lease is kept alive until the result is in: a report that needs retries must not lose it.
       if (running.abandoned) return;
-      if (exit.code === 0) {
+      if (running.cancelled) {
+        clearTimeout(running.cancelled.killTimer);
+        const how = exit.signal ? `stopped by ${exit.signal}` : `exit code ${exit.code}`;
+        log(`job ${job.id} cancelled (${how}) in ${seconds} s`);
+        await this.reportFinal(running, 'cancelled', `cancelled on request: ${how}`);
+      } else if (exit.code === 0) {
         log(`job ${job.id} successful in ${seconds} s`);
         await this.reportFinal(running, 'successful', 'exit code 0');
       } else {
@@ -390,6 +401,14 @@ export class PullAgent {
     });
   }
 
+  /** A cancel the server asked: SIGTERM now, SIGKILL just before the deadline if the command still runs. */
+  private cancel(running: Running, deadline: string | undefined): void {
+    const left = deadline ? Date.parse(deadline) - Date.now() - CANCEL_MARGIN_MS : 0;
+    this.options.log(`job ${running.job.id}: cancel requested; stopping it (deadline ${deadline ?? 'now'})`);
+    running.cancelled = { killTimer: setTimeout(() => stopCommand(running, 'SIGKILL'), Math.max(0, left)) };
+    stopCommand(running);
+  }
+
   /** Heartbeats at a third of the lease; a lost claim stops the job without reporting. */
   private keepAlive(running: Running, leaseSeconds: number): { stop(): void } {
     const timer = setInterval(
@@ -404,6 +423,9 @@ export class PullAgent {
               running.abandoned = true;
               stopCommand(running);
             }
+            const lease = res.body as { cancelRequested?: boolean; cancelDeadline?: string } | undefined;
+            if (res.status === 200 && lease?.cancelRequested && !running.cancelled)
+              this.cancel(running, lease.cancelDeadline);
           })
           .catch((error: unknown) => this.options.log(`heartbeat failed: ${(error as Error).message}`));
       },

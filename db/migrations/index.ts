@@ -26,6 +26,7 @@ import { Migration0028Holds } from './Migration0028Holds';
 import { Migration0029ApprovalDigests } from './Migration0029ApprovalDigests';
 import { Migration0030DeliveryCount } from './Migration0030DeliveryCount';
 import { Migration0031ReleaseCompletions } from './Migration0031ReleaseCompletions';
+import { Migration0032GracefulCancel } from './Migration0032GracefulCancel';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   { name: 'Migration0029ApprovalDigests', class: Migration0029ApprovalDigests },
   { name: 'Migration0030DeliveryCount', class: Migration0030DeliveryCount },
   { name: 'Migration0031ReleaseCompletions', class: Migration0031ReleaseCompletions },
+  { name: 'Migration0032GracefulCancel', class: Migration0032GracefulCancel },
 ];

@@ -145,7 +145,8 @@ export interface ExpiredClaim {
  * the claim, it wakes no release: queued and in_progress are both "not ended yet" to a release, and
  * a thousand expiries together would otherwise wake a thousand releases for nothing. Each expiry is
  * counted on the job; the one that reaches its agent's `maxDeliveries` ends the job `failure` (the
- * delivery cap) through `changeJobStatus`, which wakes its release, in the sweep's transaction.
+ * delivery cap), and a claim whose cancel deadline passed ends its job `cancelled` (graceful cancel),
+ * each through `changeJobStatus`, which wakes its release, in the sweep's transaction.
  */
 export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClaim[]> {
   const expired: ExpiredClaim[] = [];
@@ -158,6 +159,7 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
           lag_seconds: number;
           expired_leases: number | null;
           max_deliveries: number | null;
+          cancel_overdue: boolean;
         }[]
       >(
         `WITH lapsed AS (
@@ -176,16 +178,28 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
                   message = 'the lease expired without a heartbeat; back in the queue'
              FROM job_agent a
             WHERE j.id IN (SELECT job_id FROM gone) AND j.status = 'in_progress' AND a.id = j.job_agent_id
+              AND j.cancel_requested_at IS NULL
            RETURNING j.id, j.expired_leases, coalesce((a.config->>'maxDeliveries')::int, ${DEFAULT_MAX_DELIVERIES}) AS max_deliveries
          )
          SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
-                r.expired_leases, r.max_deliveries
+                r.expired_leases, r.max_deliveries,
+                EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.status = 'in_progress'
+                          AND j.cancel_requested_at IS NOT NULL) AS cancel_overdue
            FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`,
         [SWEEP_LIMIT],
       );
       // A poison job: its leases expired as often as its agent allows. It ends here, through the
       // one path of status moves, before any agent can claim it again (its row is still locked).
       for (const row of swept) {
+        // A cancel asked of its agent whose deadline passed: it ends as asked, whatever the agent does.
+        if (row.cancel_overdue) {
+          await changeJobStatus(tx, {}, row.job_id, {
+            status: 'cancelled',
+            message: 'cancelled: the agent did not stop the job within the grace period',
+            from: ['in_progress'],
+          });
+          continue;
+        }
         if (row.expired_leases === null || row.expired_leases < row.max_deliveries!) continue;
         await changeJobStatus(tx, {}, row.job_id, {
           status: 'failure',

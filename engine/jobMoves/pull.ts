@@ -27,6 +27,8 @@ export interface PollItem {
   deployment: { id: string; name: string; slug: string } | null;
   environment: { id: string; name: string } | null;
   resource: { id: string; name: string; identifier: string } | null;
+  /** Set once the job's cancel was asked (graceful cancel): the agent stops it before then. */
+  cancelDeadline: string | null;
 }
 
 /** A claimed job, its secrets open: the one response that carries them (over TLS). */
@@ -52,6 +54,8 @@ export interface LeaseState {
   claimId: string;
   leaseSeconds: number;
   expiresAt: string;
+  /** Set once the job's cancel was asked: stop it and report `cancelled` before then. */
+  cancelDeadline?: string;
 }
 
 /** Jobs a poll counts past its page, at most. */
@@ -93,7 +97,8 @@ const POLL = preparedStatement(
                'jobAgentId', j.job_agent_id, 'createdAt', j.created_at, 'updatedAt', j.updated_at,
                'deployment', CASE WHEN d.id IS NOT NULL THEN json_build_object('id', d.id, 'name', d.name, 'slug', d.slug) END,
                'environment', CASE WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'name', e.name) END,
-               'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END)
+               'resource', CASE WHEN r.id IS NOT NULL THEN json_build_object('id', r.id, 'name', r.name, 'identifier', r.identifier) END,
+               'cancelDeadline', j.cancel_deadline)
              ORDER BY p.created_at, p.id), '[]')
         FROM page p
         JOIN job j ON j.id = p.id
@@ -106,16 +111,20 @@ const POLL = preparedStatement(
          LIMIT $6) queued) AS counted`,
 );
 
-/** A heartbeat's fence and extension (`PullStore.heartbeat`). */
+/**
+ * A heartbeat's fence and extension (`PullStore.heartbeat`); a job whose cancel was asked is extended
+ * no further than its cancel deadline, and the answer carries that deadline.
+ */
 const HEARTBEAT = preparedStatement(
   'pull_heartbeat',
-  `UPDATE job_claim c SET claim_expires_at = now() + make_interval(secs => c.lease_seconds)
-     FROM job_agent a
-    WHERE c.job_id = $1 AND c.workspace_id = $2 AND a.id = c.job_agent_id
+  `UPDATE job_claim c
+      SET claim_expires_at = least(now() + make_interval(secs => c.lease_seconds), coalesce(j.cancel_deadline, 'infinity'))
+     FROM job_agent a, job j
+    WHERE c.job_id = $1 AND c.workspace_id = $2 AND a.id = c.job_agent_id AND j.id = c.job_id
       AND ($3::uuid IS NULL OR c.job_agent_id = $3::uuid)
       AND (c.claim_id = $4::uuid
            OR ($4::uuid IS NULL AND NOT coalesce((a.config->>'enforceClaimId')::boolean, false)))
-    RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at`,
+    RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at, j.cancel_deadline`,
 );
 
 /** A key scoped to one agent sees only that agent: another agent's id answers 404, as if unknown. */
@@ -235,11 +244,12 @@ export class PullStore {
    * answer says why: no such job (404), or its claim is gone or another one's (409, with its status).
    */
   async heartbeat(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<LeaseState> {
-    const [row] = await runPrepared<{ claim_id: string; lease_seconds: number; claim_expires_at: Date }>(
-      this.em,
-      HEARTBEAT,
-      [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null],
-    );
+    const [row] = await runPrepared<{
+      claim_id: string;
+      lease_seconds: number;
+      claim_expires_at: Date;
+      cancel_deadline: Date | null;
+    }>(this.em, HEARTBEAT, [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null]);
     if (row) {
       jobHeartbeats.inc();
       return {
@@ -247,6 +257,7 @@ export class PullStore {
         claimId: row.claim_id,
         leaseSeconds: row.lease_seconds,
         expiresAt: new Date(row.claim_expires_at).toISOString(),
+        ...(row.cancel_deadline ? { cancelDeadline: new Date(row.cancel_deadline).toISOString() } : {}),
       };
     }
     const job = await this.em.findOne(JobSchema, {

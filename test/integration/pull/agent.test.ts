@@ -139,6 +139,39 @@ describe('the reference pull agent', () => {
     }
   }, 90_000);
 
+  it('stops a cancelled job: SIGTERM to its command, a cancelled report, its context file removed', async () => {
+    const fixture = await pullFixture(stack, 'cancelled', {
+      config: { leaseSeconds: 6, cancelGraceSeconds: 30 },
+    });
+    const job = fixture.jobs[0]!;
+    // The command notes the SIGTERM it gets, then ends as a well-behaved deploy script would.
+    const agent = await runAgent(
+      fixture,
+      "trap 'echo stopping > stopped.txt; exit 143' TERM; sleep 60 & wait",
+    );
+    try {
+      await waitForStatus(job.id, 'in_progress');
+      const contextFile = path.join(workDir, job.id, 'dispatch-context.json');
+      await eventually(() => fs.existsSync(contextFile), { what: 'the context file' });
+      const askedAt = Date.now();
+      await stack.http
+        .post(`/v1/workspaces/${stack.workspaceId}/releases/${job.releaseId}/cancel`)
+        .set(stack.auth)
+        .expect(202);
+      await waitForStatus(job.id, 'cancelled', 15_000);
+      // Stopped by its agent at the next heartbeat (every 2 s), not by the deadline 30 s away.
+      expect(Date.now() - askedAt).toBeLessThan(10_000);
+      expect((await jobOf(job.id)).message).toBe('cancelled on request: exit code 143');
+      expect(fs.readFileSync(path.join(workDir, job.id, 'stopped.txt'), 'utf8')).toBe('stopping\n');
+      expect(fs.existsSync(contextFile)).toBe(false);
+      expect(await claimRows(job.id)).toEqual([]);
+      expect(agent.output()).toContain(`job ${job.id}: cancel requested`);
+    } finally {
+      killGroup(agent.child, 'SIGTERM');
+      await exited(agent.child);
+    }
+  }, 60_000);
+
   it('on SIGTERM gives a long job back to the queue after the grace period, or lets a short one finish', async () => {
     const fixture = await pullFixture(stack, 'polite', { config: { leaseSeconds: 30 }, resources: 2 });
     const [first, second] = fixture.jobs;

@@ -5,8 +5,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * Issue 13 (6, 7): a claim id, whenever one is given, must be the job's current claim, even for an
- * agent that does not enforce claim ids; a cancelled job's claim is gone, so its next heartbeat
- * answers 409 with its status; once a final report ended the claim, every claim id is stale, even
+ * agent that does not enforce claim ids; a cancelled job's agent is asked to stop it, and once it
+ * reports `cancelled` the claim is gone, so its next heartbeat answers 409 with its status; once a final report ended the claim, every claim id is stale, even
  * one repeating that status (issue 24, 7); a status report and a lease expiry racing each other
  * never deadlock and never both win.
  */
@@ -99,17 +99,38 @@ describe('pull agents, fencing of stale claims', () => {
     expect(after.body).toEqual(before.body);
   });
 
-  it("ends a cancelled job's claim: the next heartbeat answers 409 with the job's status", async () => {
+  it("asks a claimed job's agent to stop it on cancel; its cancelled report ends the claim, and the next heartbeat answers 409", async () => {
     const job = agent.jobs[1]!;
     const claimId = await claim(job.id);
     const cancelled = await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth);
     expect(cancelled.status).toBe(202);
-    const claims = await em().execute('SELECT 1 FROM job_claim WHERE job_id = ?', [job.id]);
-    expect(claims).toEqual([]);
+    // Graceful: the claim lives on, heartbeats and polls say the cancel was asked, with its deadline.
+    const beat = await stack.http
+      .post(`${ws}/jobs/${job.id}/heartbeat`)
+      .set(stack.auth)
+      .send({ claim_id: claimId });
+    expect(beat.status).toBe(200);
+    expect(beat.body).toMatchObject({ cancelRequested: true, cancelDeadline: expect.any(String) });
+    const deadline = Date.parse(beat.body.cancelDeadline);
+    expect(deadline - Date.now()).toBeGreaterThan(50_000);
+    expect(Date.parse(beat.body.claim_expires_at)).toBeLessThanOrEqual(deadline);
+    const polled = await stack.http
+      .get(`${ws}/job-agents/${agent.agentId}/jobs?status=in_progress`)
+      .set(stack.auth);
+    expect(polled.body.items.find((item: { id: string }) => item.id === job.id)).toMatchObject({
+      cancelRequested: true,
+      cancelDeadline: beat.body.cancelDeadline,
+    });
+    const reported = await stack.http
+      .put(`${ws}/jobs/${job.id}/status`)
+      .set(stack.auth)
+      .send({ status: 'cancelled', claim_id: claimId });
+    expect(reported.status).toBe(202);
+    expect(await em().execute('SELECT 1 FROM job_claim WHERE job_id = ?', [job.id])).toEqual([]);
     for (const body of [{ claim_id: claimId }, {}]) {
-      const beat = await stack.http.post(`${ws}/jobs/${job.id}/heartbeat`).set(stack.auth).send(body);
-      expect(beat.status).toBe(409);
-      expect(beat.body.detail).toContain('cancelled');
+      const after = await stack.http.post(`${ws}/jobs/${job.id}/heartbeat`).set(stack.auth).send(body);
+      expect(after.status).toBe(409);
+      expect(after.body.detail).toContain('cancelled');
     }
   });
 

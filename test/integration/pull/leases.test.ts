@@ -20,6 +20,7 @@ describe('pull agents, phase V2 leases', () => {
   let v1: PullFixture;
   let swept: PullFixture;
   let poison: PullFixture;
+  let graceful: PullFixture;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -31,6 +32,7 @@ describe('pull agents, phase V2 leases', () => {
     });
     v1 = await pullFixture(stack, 'plain', { resources: 1 });
     swept = await pullFixture(stack, 'swept', { config: { leaseSeconds: 5 }, resources: 3 });
+    graceful = await pullFixture(stack, 'graceful', { config: { leaseSeconds: 30, cancelGraceSeconds: 2 } });
     poison = await pullFixture(stack, 'poison', {
       config: { leaseSeconds: 5, maxDeliveries: 2 },
       resources: 1,
@@ -258,5 +260,25 @@ describe('pull agents, phase V2 leases', () => {
     expect(explained.body.next).toContain(
       `(its job ${job.id} ended failure: delivery limit reached after 2 leases)`,
     );
+  });
+
+  it('ends a cancelled job cancelled at its deadline when its agent does not stop it, heartbeats or not', async () => {
+    const job = graceful.jobs[0]!;
+    const claimed = await claim(graceful, job.id);
+    const askedAt = Date.now();
+    await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth).expect(202);
+    // The agent keeps beating without stopping: the lease goes no further than the deadline.
+    const beat = await heartbeat(job.id, { claim_id: claimed.claim_id });
+    expect(beat.body).toMatchObject({ cancelRequested: true });
+    expect(Date.parse(beat.body.claim_expires_at)).toBeLessThanOrEqual(Date.parse(beat.body.cancelDeadline));
+    await eventually(async () => (await jobStatus(job.id)) === 'cancelled', {
+      what: 'the job to end at its cancel deadline',
+      timeoutMs: 8_000,
+    });
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(1_900);
+    const ended = (await stack.http.get(`${ws}/jobs/${job.id}`).set(stack.auth)).body as { message: string };
+    expect(ended.message).toBe('cancelled: the agent did not stop the job within the grace period');
+    expect(await claimRecords(job.id)).toEqual([]);
+    expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
   });
 });
