@@ -119,6 +119,9 @@ function actionBody<T extends z.ZodType>(schema: T, ctx: AppContext): z.infer<T>
   return parsed.data;
 }
 
+/** The window of the delivery figures and chart on a deployment's page. */
+const BOARD_DORA_DAYS = 30;
+
 /** Unexpired holds, and skips still counting, shown at most. */
 const LEVERS_SHOWN = 100;
 
@@ -199,10 +202,12 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
     const slug = Slug.safeParse(ctx.params.slug);
     if (!slug.success) throw new NotFoundError('deployment', (ctx.params.slug ?? '').slice(0, 100));
     const page = await ctx.state.stores.rolloutBoard.deployment(workspaceId, slug.data);
+    const dora = await ctx.state.stores.dora.report(workspaceId, page.deployment.id, BOARD_DORA_DAYS);
     ctx.set(SECURITY_HEADERS);
     ctx.body = {
       workspaceId,
       ...page,
+      dora,
       levers: await boardLevers(ctx, workspaceId),
       links: boardLinks(links),
     };

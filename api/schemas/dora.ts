@@ -37,6 +37,9 @@ export const DoraReportSchema = z
     deploymentId: z.uuid(),
     window: z.object({ days: z.number().int(), from: Timestamp, to: Timestamp }),
     overall: DoraFiguresSchema,
+    daily: z
+      .array(z.object({ day: z.string(), succeeded: z.number().int(), failed: z.number().int() }))
+      .openapi({ description: 'Releases that ended, by UTC day (YYYY-MM-DD; days without any left out)' }),
     environments: z.array(DoraFiguresSchema.extend({ environmentId: z.uuid(), environmentName: z.string() })),
   })
   .openapi('DoraReport');

@@ -55,6 +55,9 @@ export const BOARD_PAGE = `<!doctype html>
     <table id="d-environments"></table>
     <h3>Recent releases</h3>
     <table id="d-releases"></table>
+    <h3>Delivery, last 30 days</h3>
+    <p id="d-dora"></p>
+    <svg id="d-chart" width="620" height="120" role="img" aria-label="releases ended per day"></svg>
   </section>
 </main>
 <script src="/ui/board.js"></script>
@@ -92,6 +95,8 @@ th { background: #eef1f4; }
 .jobs { margin: .3rem 0 0; padding-left: 1rem; }
 .empty { color: #8a93a0; }
 .levers ul { margin: .3rem 0 1rem; padding-left: 1rem; }
+#d-chart { background: #fff; box-shadow: 0 1px 3px #0002; }
+#d-chart .succeeded { fill: #2e7d32; } #d-chart .failed { fill: #b3261e; }
 form#actions { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .8rem; margin-bottom: 1rem; }
 form#actions input { padding: .3rem; min-width: 22rem; }
 #action-result { margin: 0 0 .6rem; color: #1b5e20; }
@@ -287,7 +292,41 @@ export const BOARD_SCRIPT = `
           el('td', {}, r.environment), el('td', {}, r.resource), el('td', {}, r.phase), el('td', {}, r.phaseReason || ''),
           el('td', {}, workflowLink(page.links, r.id)), el('td', {}, ...releaseActions(r)))));
     drawLevers('d-levers', page.levers);
+    drawDora(page.dora);
     deploymentShown = d;
+  }
+
+  const seconds = (s) => (s === null ? '—' : s < 3600 ? Math.round(s / 60) + ' min' : (s / 3600).toFixed(1) + ' h');
+
+  // DORA's four keys in a line, and a bar per day of the window: successes stacked under failures.
+  function drawDora(dora) {
+    const o = dora.overall;
+    $('d-dora').textContent =
+      number(o.deployments) + ' deployments (' + o.deploymentsPerDay + '/day) · lead time p50 ' + seconds(o.leadTimeSeconds.p50) +
+      ' · change failure rate ' + (o.changeFailureRate === null ? '—' : Math.round(o.changeFailureRate * 1000) / 10 + '%') +
+      ' · time to restore p50 ' + seconds(o.timeToRestoreSeconds.p50) + (o.unrestored ? ' · ' + o.unrestored + ' not restored' : '');
+    const svg = $('d-chart');
+    const ns = 'http://www.w3.org/2000/svg';
+    const bar = (x, y, height, kind, day) => {
+      const rect = document.createElementNS(ns, 'rect');
+      for (const [name, value] of Object.entries({ x, y, width: 16, height, class: kind, 'data-day': day.day, ['data-' + kind]: day[kind] }))
+        rect.setAttribute(name, String(value));
+      const title = document.createElementNS(ns, 'title');
+      title.textContent = day.day + ': ' + day.succeeded + ' succeeded, ' + day.failed + ' failed';
+      rect.append(title);
+      return rect;
+    };
+    const most = Math.max(1, ...dora.daily.map((day) => day.succeeded + day.failed));
+    const start = Date.parse(dora.window.from.slice(0, 10));
+    const bars = [];
+    for (const day of dora.daily) {
+      const x = 4 + Math.round((Date.parse(day.day) - start) / 86400000) * 20;
+      const ok = Math.round((100 * day.succeeded) / most);
+      const bad = Math.round((100 * day.failed) / most);
+      if (day.succeeded) bars.push(bar(x, 110 - ok, ok, 'succeeded', day));
+      if (day.failed) bars.push(bar(x, 110 - ok - bad, bad, 'failed', day));
+    }
+    svg.replaceChildren(...bars);
   }
 
   // A waiting release's actions: approve its version in its environment, skip a rule that holds it.

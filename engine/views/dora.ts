@@ -6,6 +6,8 @@ export interface DoraReport {
   deploymentId: string;
   window: { days: number; from: string; to: string };
   overall: DoraFigures;
+  /** Releases that ended, by UTC day (days without any left out), oldest first: what the board charts. */
+  daily: { day: string; succeeded: number; failed: number }[];
   environments: ({ environmentId: string; environmentName: string } & DoraFigures)[];
 }
 
@@ -73,6 +75,15 @@ export class DoraView {
         ORDER BY e.name NULLS FIRST, m.environment_id NULLS FIRST`,
       [deploymentId, from, now, deploymentId],
     );
+    const daily = await this.em.execute<DoraReport['daily']>(
+      `SELECT to_char(date_trunc('day', completed_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+              count(*) FILTER (WHERE phase = 'succeeded')::int AS succeeded,
+              count(*) FILTER (WHERE phase = 'failed')::int AS failed
+         FROM release
+        WHERE deployment_id = ? AND completed_at >= ? AND completed_at < ? AND phase IN ('succeeded', 'failed')
+        GROUP BY 1 ORDER BY 1`,
+      [deploymentId, from, now],
+    );
     const counts = (row: CountsRow | undefined): DoraCounts => ({
       succeeded: row?.succeeded ?? 0,
       failed: row?.failed ?? 0,
@@ -86,6 +97,7 @@ export class DoraView {
       deploymentId,
       window: { days, from: from.toISOString(), to: now.toISOString() },
       overall: doraFigures(counts(rows.find((row) => row.environment_id === null)), days),
+      daily,
       environments: rows
         .filter((row) => row.environment_id !== null)
         .map((row) => ({

@@ -14,6 +14,7 @@ interface Figures {
 }
 interface Report {
   window: { days: number };
+  daily: { day: string; succeeded: number; failed: number }[];
   overall: Figures;
   environments: (Figures & { environmentName: string })[];
 }
@@ -119,6 +120,10 @@ describe('DORA figures', () => {
       failed: 1,
       changeFailureRate: 0.1667,
     });
+    // The daily series adds up to the same releases.
+    const sum = (key: 'succeeded' | 'failed') => week.daily.reduce((n, day) => n + day[key], 0);
+    expect([sum('succeeded'), sum('failed')]).toEqual([5, 1]);
+    expect(week.daily.map((day) => day.day)).toEqual([...week.daily.map((day) => day.day)].sort());
     // 30 days (the default) take in 1.0.0; three days only 3.0.0, which failed nowhere.
     expect((await report()).overall).toMatchObject({ deployments: 8, failed: 1 });
     expect((await report('3d')).overall).toMatchObject({

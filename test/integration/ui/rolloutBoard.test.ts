@@ -242,6 +242,14 @@ describe('rollout board (/ui)', () => {
       /^http:\/\/temporal-ui\.test\/namespaces\/default\/workflows\/release%2F/,
     );
     expect(await page.locator('#deployment').innerText()).not.toMatch(/completed/);
+    // Delivery: the two staging successes, charted on today's bar.
+    expect(await page.locator('#d-dora').innerText()).toMatch(
+      /^2 deployments \(0\.067\/day\) · lead time p50 \d+ min · change failure rate 0% · time to restore p50 —$/,
+    );
+    const today = new Date().toISOString().slice(0, 10);
+    expect(
+      await page.locator(`#d-chart rect.succeeded[data-day="${today}"]`).getAttribute('data-succeeded'),
+    ).toBe('2');
     await context.close();
   }, 60_000);
 
