@@ -28,6 +28,12 @@ export const TARGET_RECORD_COLUMNS = `
             json_build_object('kind', r.kind, 'version', r.version, 'name', r.name, 'identifier', r.identifier,
                               'metadata', r.metadata, 'config', r.config) AS resource`;
 
+/** SQL joining the records `TARGET_RECORD_COLUMNS` reads to row `row` that names a target's three ids. */
+export const TARGET_RECORD_JOINS = (row: string) => `
+       JOIN deployment d ON d.id = ${row}.deployment_id
+       JOIN environment e ON e.id = ${row}.environment_id
+       JOIN resource r ON r.id = ${row}.resource_id`;
+
 /** A target's records as a `target` selector's context. */
 export function targetContext(target: TargetRecords) {
   return {

@@ -15,6 +15,7 @@ import {
   enabledPolicies,
   policiesForTarget,
   TARGET_RECORD_COLUMNS,
+  TARGET_RECORD_JOINS,
   type MatchedPolicy,
 } from './policyMatching';
 import { uuidArray } from '../../db/sql';
@@ -90,9 +91,7 @@ export async function loadReleases(
             (SELECT coalesce(max(attempt), 0)::int FROM job WHERE release_id = rl.id) AS last_attempt
        FROM release rl
        JOIN deployment_version v ON v.id = rl.version_id
-       JOIN deployment d ON d.id = rl.deployment_id
-       JOIN environment e ON e.id = rl.environment_id
-       JOIN resource r ON r.id = rl.resource_id
+       ${TARGET_RECORD_JOINS('rl')}
        LEFT JOIN release_target_state s
          ON s.resource_id = rl.resource_id AND s.environment_id = rl.environment_id AND s.deployment_id = rl.deployment_id
        ${DEPLOYED_VERSION_JOIN('s', 'dv')}
@@ -121,9 +120,7 @@ export async function loadTargetVersionFacts(
        FROM release_target t
        JOIN deployment_version v ON v.deployment_id = t.deployment_id
                                  AND (v.id = ?::uuid OR (?::uuid IS NULL AND v.status = 'ready'))
-       JOIN deployment d ON d.id = t.deployment_id
-       JOIN environment e ON e.id = t.environment_id
-       JOIN resource r ON r.id = t.resource_id
+       ${TARGET_RECORD_JOINS('t')}
        LEFT JOIN release_target_state s
          ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
        ${DEPLOYED_VERSION_JOIN('s', 'dv')}
@@ -158,9 +155,7 @@ export async function loadDryRunFacts(
        FROM release_target t
        JOIN LATERAL (SELECT * FROM deployment_version x WHERE x.deployment_id = t.deployment_id AND x.status = 'ready'
                       ORDER BY x.created_at DESC, x.id DESC LIMIT 1) v ON true
-       JOIN deployment d ON d.id = t.deployment_id
-       JOIN environment e ON e.id = t.environment_id
-       JOIN resource r ON r.id = t.resource_id
+       ${TARGET_RECORD_JOINS('t')}
        LEFT JOIN release_target_state s
          ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
        ${DEPLOYED_VERSION_JOIN('s', 'dv')}

@@ -5,7 +5,11 @@ import { newId } from '../../db/ids';
 import { wakeReleases } from '../../db/releaseWake';
 import { uuidArray } from '../../db/sql';
 import { holdCovers, loadWorkspaceHolds, type StoredHold } from '../eligibility/holdMatching';
-import { TARGET_RECORD_COLUMNS, type TargetRecords } from '../eligibility/policyMatching';
+import {
+  TARGET_RECORD_COLUMNS,
+  TARGET_RECORD_JOINS,
+  type TargetRecords,
+} from '../eligibility/policyMatching';
 import { paced } from '../selectors/pace';
 import { requestRedeploy } from './releaseRedeploy';
 import type { HoldApplied } from '../../workflows/activityResults';
@@ -66,9 +70,7 @@ async function holdQueuedJobs(tx: EntityManager, hold: StoredHold): Promise<void
     `SELECT j.id, j.workspace_id, j.deployment_id, ${TARGET_RECORD_COLUMNS}
        FROM job j
        JOIN release rl ON rl.id = j.release_id
-       JOIN deployment d ON d.id = j.deployment_id
-       JOIN environment e ON e.id = j.environment_id
-       JOIN resource r ON r.id = j.resource_id
+       ${TARGET_RECORD_JOINS('j')}
       WHERE j.workspace_id = ? AND j.status = 'queued'
         AND (?::uuid IS NULL OR rl.version_id <> ?::uuid)
         AND NOT EXISTS (SELECT 1 FROM policy_skip s
@@ -90,9 +92,7 @@ async function wakeCoveredReleases(tx: EntityManager, hold: StoredHold): Promise
   const pending = await tx.execute<(CoveredRow & { id: string })[]>(
     `SELECT rl.id, rl.workspace_id, rl.deployment_id, ${TARGET_RECORD_COLUMNS}
        FROM release rl
-       JOIN deployment d ON d.id = rl.deployment_id
-       JOIN environment e ON e.id = rl.environment_id
-       JOIN resource r ON r.id = rl.resource_id
+       ${TARGET_RECORD_JOINS('rl')}
       WHERE rl.workspace_id = ? AND rl.phase = 'pending' AND (?::uuid IS NULL OR rl.deployment_id = ?::uuid)`,
     [hold.workspaceId, hold.deploymentId ?? null, hold.deploymentId ?? null],
   );
@@ -121,9 +121,7 @@ async function pinTargets(tx: EntityManager, hold: StoredHold): Promise<PinTarge
             s.current_version_id, ar.version_id AS active_version_id, s.newest_version_id, s.newest_release_id, s.newest_phase,
             pr.id AS pinned_release_id, pr.phase AS pinned_phase
        FROM release_target t
-       JOIN deployment d ON d.id = t.deployment_id
-       JOIN environment e ON e.id = t.environment_id
-       JOIN resource r ON r.id = t.resource_id
+       ${TARGET_RECORD_JOINS('t')}
        LEFT JOIN release_target_state s
          ON s.resource_id = t.resource_id AND s.environment_id = t.environment_id AND s.deployment_id = t.deployment_id
        LEFT JOIN release ar ON ar.id = s.active_release_id
