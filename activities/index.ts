@@ -7,6 +7,7 @@ import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
 import { createRunbookRunActivities } from './runbookRun';
+import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
   orm: Database;
@@ -26,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLeaseActivities(deps),
     ...createRunbookRunActivities(deps),
     ...createHoldActivities(deps),
+    ...createWebhookActivities({ ...deps, egress }),
   };
 }
 

@@ -34,6 +34,8 @@ import { resourceRoutes } from './routes/resources';
 import { policySkipRoutes } from './routes/policySkips';
 import { holdRoutes } from './routes/holds';
 import { doraRoutes } from './routes/dora';
+import { auditEventRoutes } from './routes/auditEvents';
+import { webhookRoutes } from './routes/webhooks';
 import { runbookRoutes } from './routes/runbooks';
 import { documentationRouter, healthRoutes, metricsRouter, type ReadinessChecks } from './routes/system';
 import { systemRoutes } from './routes/systems';
@@ -112,6 +114,8 @@ export const apiRoutes: readonly Route[] = [
   ...policySkipRoutes,
   ...holdRoutes,
   ...doraRoutes,
+  ...auditEventRoutes,
+  ...webhookRoutes,
   ...releaseTargetStateRoutes,
   ...releaseTargetRoutes,
   ...releaseRoutes,

@@ -7,6 +7,8 @@ import { authorize } from './middleware/auth';
 import { strictBody } from './strictBody';
 import type { Principal } from '../domain/principal';
 import { isPageBody, pageJson } from './pageJson';
+import { actorOf, describeWrite, type WriteAudit } from '../domain/audit';
+import { actingAs } from '../db/audit';
 
 /**
  * One declaration per endpoint: the zod schemas validate the request and generate the OpenAPI
@@ -63,6 +65,12 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends Z
    * bodies are), with its own limits in bytes and JSON values.
    */
   largeBody?: LargeBody;
+  /**
+   * A write's audit event (domain/audit.ts `describeWrite`), named by its path unless given here;
+   * false for a POST that only reads, and for writes whose event the engine records itself (a
+   * claim, a status report: each with what it changed).
+   */
+  audit?: false | WriteAudit;
   responses: Record<number, ResponseSpec>;
   handle: (
     ctx: AppContext,
@@ -124,7 +132,13 @@ export function route<
       });
       const query = parse(spec.query, ctx.query, 'query');
       const body = parse(strictSpecBody, ctx.request.body, 'body');
-      const result = await spec.handle(ctx, { params, query, body } as never);
+      const principal = ctx.state.principal;
+      const handle = () => spec.handle(ctx, { params, query, body } as never);
+      // The audit names the fields the caller sent, not the defaults validation filled in.
+      const sent = ctx.request.body;
+      const result = principal
+        ? await audited(ctx, principal, spec, { params, body: sent }, handle)
+        : await handle();
       ctx.status = result.status;
       if (isPageBody(result.body)) {
         ctx.type = 'application/json';
@@ -132,6 +146,56 @@ export function route<
       } else if (result.body !== undefined) ctx.body = result.body;
     },
   };
+}
+
+/** A write as the audit trail names it: the API route it is, or the one a board action stands for. */
+export interface AuditedWrite {
+  method: string;
+  path: string;
+  audit?: false | WriteAudit;
+}
+
+/**
+ * Runs a request's handler as its caller (the events the engine records on the way are the
+ * caller's) and, for a write that succeeded, records the write's own audit event.
+ */
+export async function audited(
+  ctx: AppContext,
+  principal: Principal,
+  write: AuditedWrite,
+  input: { params: unknown; body: unknown },
+  handle: () => Promise<HandlerResult>,
+): Promise<HandlerResult> {
+  return actingAs(actorOf(principal), ctx.state.requestId, async () => {
+    const result = await handle();
+    if (write.method !== 'get' && write.audit !== false && result.status < 400)
+      await auditWrite(ctx, write, { ...input, response: result.body }, principal);
+    return result;
+  });
+}
+
+/** The audit event of an API write, in the workspace it wrote to (a new workspace: the answer's). */
+async function auditWrite(
+  ctx: AppContext,
+  spec: AuditedWrite,
+  write: { params: unknown; body: unknown; response: unknown },
+  principal: Principal,
+): Promise<void> {
+  const params = (write.params ?? {}) as Record<string, unknown>;
+  const described = describeWrite({
+    method: spec.method,
+    path: spec.path,
+    params,
+    body: write.body,
+    response: write.response,
+    audit: spec.audit || undefined,
+  });
+  const workspaceId =
+    (params.workspaceId as string | undefined) ??
+    (principal.kind === 'apiKey' ? principal.workspaceId : undefined) ??
+    (described.record.type === 'workspace' ? described.record.id : undefined);
+  if (!workspaceId) return;
+  await ctx.state.stores.audit.record([{ ...described, workspaceId }]);
 }
 
 function parse(schema: ZodType | undefined, value: unknown, location: 'path' | 'query' | 'body'): never {

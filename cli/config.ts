@@ -6,6 +6,7 @@ import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
 import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
 import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from '../domain/audit';
 
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
@@ -114,6 +115,13 @@ const envSchema = z.object({
     .min(60)
     .max(366 * 86_400)
     .default(DEFAULT_SKIP_LIFETIMES.maxSeconds),
+  // Days the audit trail and the webhook delivery log are kept.
+  FLIGHTDECK_AUDIT_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(DEFAULT_AUDIT_RETENTION_DAYS),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
@@ -177,6 +185,8 @@ export interface Config {
   };
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
   egress: EgressPolicy;
+  /** Days the audit trail and the webhook delivery log are kept. */
+  auditRetentionDays: number;
   worker: {
     /** The V8 heap `flightdeck start` gives its worker process (worker/tuning.ts). */
     heapMb: number;
@@ -280,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
     },
     egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
+    auditRetentionDays: e.FLIGHTDECK_AUDIT_RETENTION_DAYS,
     worker: {
       heapMb: e.FLIGHTDECK_WORKER_HEAP_MB,
       metricsListener:

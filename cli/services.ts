@@ -125,6 +125,7 @@ export function startWorkerService(options: {
     orm: options.orm,
     secrets: options.secrets,
     egress: config.egress,
+    auditRetentionDays: config.auditRetentionDays,
     rego: regoEngine(),
     databaseUrl: options.databaseUrl,
     temporal: {

@@ -43,8 +43,8 @@ export function enqueueOrchestration(em: EntityManager, message: OrchestrationMe
 }
 
 /**
- * The relay's lane of an outbox row (worker/outboxRelay.ts): 1 release starts, 2 leases, 0 the rest.
- * Index `outbox_relay_lane_idx` is on this expression: change both together.
+ * The relay's lane of an outbox row (worker/outboxRelay.ts): 1 release starts, 2 leases, 3 webhook
+ * deliveries, 0 the rest. Index `outbox_relay_lanes_idx` is on this expression: change both together.
  */
 export const OUTBOX_LANE_SQL =
-  "CASE WHEN kind = 'release.start' THEN 1 WHEN kind IN ('lease.start', 'lease.end') THEN 2 ELSE 0 END";
+  "CASE WHEN kind = 'release.start' THEN 1 WHEN kind IN ('lease.start', 'lease.end') THEN 2 WHEN kind = 'webhook.deliver' THEN 3 ELSE 0 END";

@@ -41,6 +41,8 @@ export interface RuleEvaluation {
    * version dependency, a new current version of that deployment on the resource.
    */
   waitingOn?: { environmentId: string; successes: number } | { deploymentId: string };
+  /** The policy skip that let the rule pass (docs/behaviour.md "Policy skips"). */
+  skipId?: string;
 }
 
 export type GateDecision =
@@ -458,7 +460,7 @@ export function policyRuleEvaluations(facts: ReleaseFacts, nowDate: Date): RuleE
       rule.state !== 'passed' && rule.ruleId ? activeSkip(facts.skips, rule.ruleId, nowDate) : undefined;
     if (!skip) return rule;
     const { nextEvaluationAt: _next, waitingOn: _on, ...passed } = rule;
-    return { ...passed, state: 'passed', reason: skippedReason(skip) };
+    return { ...passed, state: 'passed', reason: skippedReason(skip), skipId: skip.id };
   });
 }
 

@@ -74,7 +74,12 @@ export type OrchestrationMessage =
   /** A hold that changes by itself (a freeze's windows, an expiry) was created: its workflow keeps its clock. */
   | { kind: 'hold.watch'; workspaceId: string; holdId: string; nextChangeAt: string }
   /** A hold was deleted: its workflow, if it runs, looks once more and ends. */
-  | { kind: 'hold.end'; holdId: string };
+  | { kind: 'hold.end'; holdId: string }
+  /**
+   * An event to send to a webhook (docs/behaviour.md "Webhooks"): its delivery workflow sends it until
+   * it is taken. Written by the audit trail's trigger (Migration0033) and by a redelivery.
+   */
+  | { kind: 'webhook.deliver'; workspaceId: string; deliveryId: string };
 
 export type OrchestrationKind = OrchestrationMessage['kind'];
 

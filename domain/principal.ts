@@ -3,4 +3,5 @@
  * operator holding the admin token.
  */
 export type Principal =
-  { kind: 'apiKey'; workspaceId: string; apiKeyId: string; jobAgentId: string | null } | { kind: 'admin' };
+  | { kind: 'apiKey'; workspaceId: string; apiKeyId: string; keyName: string; jobAgentId: string | null }
+  | { kind: 'admin' };

@@ -6,7 +6,7 @@ import { isTerminalJobStatus, type JobStatus } from './jobStatus';
  * from domain/runbookRuns.ts, whose templates and schemas the workflow bundle need not carry.
  */
 
-export type RunbookRunStatus = 'running' | 'succeeded' | 'failed';
+export type RunbookRunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /** A run's jobs as its Temporal workflow looks at them. */
 export interface RunJobState {

@@ -53,6 +53,17 @@ const SCHEMAS = {
   result: 'dyn',
   /** A runbook run's input values. */
   inputs: 'map<string, dyn>',
+  /** An audit event (domain/audit.ts). */
+  event: {
+    id: 'string',
+    createdAt: 'string',
+    action: 'string',
+    actor: 'map<string, string>',
+    record: 'map<string, string>',
+    requestId: 'string',
+    changes: 'list<string>',
+    deploymentId: 'string',
+  },
 } as const;
 
 type Identifier = keyof typeof SCHEMAS;
@@ -81,6 +92,8 @@ export const SELECTOR_SCOPES = {
    * scope keeps the runbook's API name: slow selectors are stored by scope (selector_overrun.scope).
    */
   workflowJob: ['inputs', 'resource'],
+  /** Audit event list filters. */
+  event: ['event'],
 } as const satisfies Record<string, readonly Identifier[]>;
 
 export type SelectorScope = keyof typeof SELECTOR_SCOPES;
@@ -389,7 +402,32 @@ export const selectorContext = {
     metadata: v.metadata,
     config: v.config,
   }),
+  event: (e: AuditEventFields) => ({
+    id: e.id,
+    createdAt: new Date(e.createdAt).toISOString(),
+    action: e.action,
+    actor: { type: e.actorType, id: e.actorId, name: e.actorName },
+    record: { type: e.recordType, id: e.recordId },
+    requestId: e.requestId ?? '',
+    changes: e.changes,
+    deploymentId: e.deploymentId ?? '',
+  }),
 };
+
+/** An audit event as stored (db/entities/auditEvent.ts), what a list filter reads of it. */
+export interface AuditEventFields {
+  id: string;
+  createdAt: Date | number;
+  action: string;
+  actorType: string;
+  actorId: string;
+  actorName: string;
+  recordType: string;
+  recordId: string;
+  requestId: string | null;
+  changes: string[];
+  deploymentId: string | null;
+}
 
 /** The scopes whose expressions select one kind of stored record: list filters, selector inputs. */
 export type RecordScope = keyof typeof selectorContext;

@@ -20,7 +20,7 @@ import { ACTIVE_JOB_STATUS_LIST } from '../db/sql';
  */
 
 /** Labels naming a workspace or one of its records: shown on /metrics only when configured. */
-export const TENANT_LABELS: readonly string[] = ['workspace', 'agent'];
+export const TENANT_LABELS: readonly string[] = ['workspace', 'agent', 'deployment', 'environment'];
 
 export const domainEvents = new Registry();
 
@@ -114,6 +114,56 @@ interface StateGauge {
   read: (em: EntityManager) => Promise<Labelled[]>;
 }
 
+/** The DORA window of the gauges (the API's report takes any window). */
+const DORA_GAUGE_DAYS = 30;
+/** Series each DORA gauge keeps at most: the deployments and environments with the most releases. */
+const DORA_GAUGE_SERIES = 1_000;
+
+/**
+ * DORA figures as gauges (docs/behaviour.md "DORA"), per workspace, deployment and environment over
+ * the last 30 days: releases that succeeded and failed, and the median lead time of the successes.
+ * Without tenant labels they combine: the counts are summed, the lead time is the slowest.
+ */
+function doraGauges(): StateGauge[] {
+  const labels = ['workspace', 'deployment', 'environment'];
+  const read = (value: string) => (em: EntityManager) =>
+    byLabels(
+      em,
+      `SELECT r.workspace_id AS workspace, d.slug AS deployment, e.name AS environment, ${value} AS value
+         FROM release r JOIN deployment d ON d.id = r.deployment_id JOIN environment e ON e.id = r.environment_id
+         JOIN deployment_version v ON v.id = r.version_id
+        WHERE r.completed_at >= now() - make_interval(days => ${DORA_GAUGE_DAYS}) AND r.phase IN ('succeeded', 'failed')
+        GROUP BY 1, 2, 3
+        ORDER BY count(*) DESC, 1, 2, 3
+        LIMIT ${DORA_GAUGE_SERIES}`,
+      labels,
+    );
+  return [
+    {
+      name: 'flightdeck_dora_deployments',
+      help: 'Releases that succeeded in the last 30 days (DORA deployment frequency)',
+      labelNames: labels,
+      read: read(`count(*) FILTER (WHERE r.phase = 'succeeded')::int`),
+    },
+    {
+      name: 'flightdeck_dora_failures',
+      help: 'Releases that failed in the last 30 days (DORA change failures)',
+      labelNames: labels,
+      read: read(`count(*) FILTER (WHERE r.phase = 'failed')::int`),
+    },
+    {
+      name: 'flightdeck_dora_lead_time_seconds',
+      help: 'Median time from a version to its success on a target, last 30 days (DORA lead time for changes)',
+      labelNames: labels,
+      aggregator: 'max',
+      read: read(
+        `coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM r.completed_at - v.created_at))
+           FILTER (WHERE r.phase = 'succeeded'), 0)::float8`,
+      ),
+    },
+  ];
+}
+
 const STATE_GAUGES: StateGauge[] = [
   {
     name: 'flightdeck_jobs',
@@ -187,6 +237,7 @@ const STATE_GAUGES: StateGauge[] = [
         ['phase'],
       ),
   },
+  ...doraGauges(),
   {
     name: 'flightdeck_gate_waits',
     help: 'Pending releases held by a rule (waiting or blocked), by rule kind and state',

@@ -4,6 +4,7 @@ import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
 import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
 import { holdWorkflow } from '../workflows/hold';
+import { webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
 import { targetRolloutWorkflow, versionRolloutWorkflow } from '../workflows/rollout';
@@ -121,6 +122,8 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       return watchHold(client, taskQueue, message);
     case 'hold.end':
       return signalIfRunning(client, workflowIds.hold(message.holdId));
+    case 'webhook.deliver':
+      return startWebhookDelivery(client, taskQueue, message);
   }
 }
 
@@ -199,6 +202,19 @@ function watchHold(client: Client, taskQueue: string, message: MessageOf<'hold.w
       args: [
         { workspaceId: message.workspaceId, holdId: message.holdId, nextChangeAt: message.nextChangeAt },
       ],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+    }),
+  );
+}
+
+/** A webhook delivery trails the releases on their queue: a receiver's pace never holds a rollout. */
+function startWebhookDelivery(client: Client, taskQueue: string, message: MessageOf<'webhook.deliver'>) {
+  return startOnce(() =>
+    client.workflow.start(webhookDeliveryWorkflow, {
+      workflowId: workflowIds.webhookDelivery(message.deliveryId),
+      taskQueue,
+      args: [{ deliveryId: message.deliveryId }],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
     }),

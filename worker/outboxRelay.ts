@@ -18,11 +18,12 @@ export interface OutboxRelayOptions {
 }
 
 /**
- * The relay serves three lanes, each its own loop over its own rows: the workflow starts of new
+ * The relay serves four lanes, each its own loop over its own rows: the workflow starts of new
  * releases (thousands per version, written by the fan-out), leases (a burst of claims is a burst of
- * lease workflows, which trail their claims) and every other message (rollouts, wakes: each a
- * person or an agent waiting). A fan-out's backlog of starts or a burst of claims thus never delays
- * a wake or the next version's rollout. Starts are taken a few at a time (twice the calls in
+ * lease workflows, which trail their claims), webhook deliveries (a webhook on `release.created`
+ * gets one per release of a fan-out) and every other message (rollouts, wakes: each a person or an
+ * agent waiting). A fan-out's backlog of starts or deliveries, or a burst of claims, thus never
+ * delays a wake or the next version's rollout. Starts are taken a few at a time (twice the calls in
  * flight), so the relays of several workers share a fan-out: each start hands the new workflow's
  * first task to the worker of the relay that made it. `lane` is the value of OUTBOX_LANE_SQL.
  */
@@ -30,6 +31,7 @@ const LANES = [
   { name: 'starts', lane: 1, few: true },
   { name: 'leases', lane: 2, few: false },
   { name: 'messages', lane: 0, few: false },
+  { name: 'webhooks', lane: 3, few: false },
 ] as const;
 
 type Lane = (typeof LANES)[number];

@@ -15,6 +15,8 @@ import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
 import { leaseWorkerTuning, rolloutWorkerTuning, workerTuning } from './tuning';
 import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
 import { bundleWorkflows, workflowSource, type WorkflowSource } from './workflowSource';
+import { startAuditRetention } from './auditRetention';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from '../domain/audit';
 
 export interface WorkerRuntimeOptions {
   orm: Database;
@@ -34,6 +36,8 @@ export interface WorkerRuntimeOptions {
   skipSearchAttributeRegistration?: boolean;
   /** Where workflow spans go when tracing is on (the process's span processor); dropped otherwise. */
   workflowSpans?: WorkflowSpans;
+  /** Days the audit trail and the webhook delivery log are kept (domain/audit.ts default). */
+  auditRetentionDays?: number;
 }
 
 export interface WorkerRuntime {
@@ -104,12 +108,18 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   });
   const done = Promise.all(workers.map((each) => each.run())).then(() => undefined);
   await relay.start();
+  const stopAuditRetention = startAuditRetention(
+    options.orm,
+    options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS,
+    logger,
+  );
   logger.info({ taskQueue: temporal.taskQueue, namespace: temporal.namespace }, 'worker running');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await relay.stop();
+      await stopAuditRetention();
       for (const each of workers) if (each.getState() === 'RUNNING') each.shutdown();
       await done.catch((error) => logger.error({ err: error }, 'worker stopped with an error'));
       await flushSelectorOverruns();

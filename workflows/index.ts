@@ -6,3 +6,4 @@ export { releaseWorkflow } from './release';
 export { targetRolloutWorkflow, versionRolloutWorkflow } from './rollout';
 // A runbook run's workflow; its exported name is its Temporal workflow type, recorded in histories.
 export { workflowRunWorkflow } from './runbookRun';
+export { webhookDeliveryWorkflow } from './webhookDelivery';

@@ -14,6 +14,7 @@ export const deploymentPlanRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/deployments/{deploymentId}/plan',
+    audit: false,
     summary: 'Plan a proposed version: what each target’s jobs would be given, against what they run now',
     description:
       'Computed at once, for at most 1,000 targets, and kept for GET; no version, release or job is created. ' +

@@ -8,6 +8,7 @@ export const policyRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/policies/dry-run',
+    audit: false,
     summary: 'Try a policy without saving it',
     description:
       'The release targets the policy would hold now (waiting or blocked) and why, grouped by rule: each rule evaluated by the gates’ own code on a would-be release of each matching target’s newest ready version (at most 5,000 targets). Nothing is written.',

@@ -52,6 +52,7 @@ export const pullRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/job-agents/{jobAgentId}/jobs/{jobId}/claim',
+    audit: false,
     pull: true,
     summary: 'Claim a queued job: it becomes in_progress, handed out at most once',
     description:
@@ -89,6 +90,7 @@ export const pullRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/jobs/{jobId}/heartbeat',
+    audit: false,
     pull: true,
     summary: "Extend a claim's lease to now + its length (phase V2)",
     description:
@@ -121,6 +123,7 @@ export const pullRoutes = [
   route({
     method: 'put',
     path: '/workspaces/{workspaceId}/jobs/{jobId}/status',
+    audit: false,
     pull: true,
     summary: "Report a job's status",
     description:
@@ -153,6 +156,7 @@ export const pullRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/jobs/{jobId}/requeue',
+    audit: false,
     pull: true,
     summary: 'Give an in_progress job back to the queue',
     description:
@@ -191,6 +195,7 @@ export const pullRoutes = [
   route({
     method: 'patch',
     path: '/jobs/{jobId}',
+    audit: false,
     pull: true,
     summary: 'Legacy update of a job: status (legacy names accepted), message, externalId',
     tags: ['Legacy agents'],

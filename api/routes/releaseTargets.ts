@@ -198,6 +198,7 @@ export const releaseTargetStateRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/release-targets/{releaseTargetKey}/eligible-versions',
+    audit: false,
     summary: 'The versions that pass every policy rule on the target now',
     description:
       "Ready versions of the target's deployment whose policy rules (and dependencies) all pass now, newest first. " +
@@ -233,6 +234,7 @@ export const releaseTargetStateRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/release-targets/state',
+    audit: false,
     summary: 'The states of the release targets of a deployment in an environment',
     tags,
     auth: 'apiKey',

@@ -31,6 +31,7 @@ export const resourceLookupRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/release-targets/resource-preview',
+    audit: false,
     summary: 'The release targets a resource would get, without writing it',
     description:
       'Selectors and system links are evaluated as a resource write would evaluate them; nothing is stored.',
@@ -114,6 +115,7 @@ export const resourceLookupRoutes = [
   route({
     method: 'patch',
     path: '/workspaces/{workspaceId}/resources/identifier/{identifier}/variables',
+    audit: { record: 'resource', action: 'resource.variables_updated' },
     summary: "Replace a resource's variables",
     description:
       'The variables become exactly those sent: keys not sent are removed. `{"sensitive": true}` as a value keeps ' +
@@ -135,6 +137,7 @@ export const resourceLookupRoutes = [
   route({
     method: 'post',
     path: '/workspaces/{workspaceId}/resources/search',
+    audit: false,
     summary: 'Search resources by identifiers, kinds, versions, providers, metadata and text',
     tags,
     auth: 'apiKey',

@@ -3,6 +3,7 @@ import { pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/com
 import {
   RunbookBody,
   RunbookParams,
+  RunbookRunParams,
   RunbookRunBody,
   RunbookRunSchema,
   RunbookSchema,
@@ -167,6 +168,26 @@ export const runbookRoutes = [
     async handle(ctx, { params, query }) {
       const page = await ctx.state.stores.runbooks.runs(params.workspaceId, params.workflowId, query);
       return { status: 200, body: pageResponse(page, toRunbookRun) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: `${one}/runs/{runId}/cancel`,
+    summary: 'Cancel a run as a whole',
+    description:
+      'Its jobs end `cancelled`; a job an agent holds under a lease is asked to stop first (its heartbeats and ' +
+      'polls say `cancelRequested` with a deadline, as a release’s cancel does). 409 once the run has ended.',
+    tags,
+    auth: 'apiKey',
+    params: RunbookRunParams,
+    responses: { 200: { description: 'The run, cancelled, and its jobs', schema: RunbookRunSchema } },
+    async handle(ctx, { params }) {
+      const run = await ctx.state.stores.runbooks.cancelRun(
+        params.workspaceId,
+        params.workflowId,
+        params.runId,
+      );
+      return { status: 200, body: toRunbookRun(run) };
     },
   }),
 ];

@@ -32,6 +32,7 @@ function linkRoutes(kind: 'deployment' | 'environment'): Route[] {
     route({
       method: 'put',
       path,
+      audit: { record: 'system', action: `system.${kind}_linked` },
       summary: `Link a ${kind} to the system`,
       description: 'Release targets are recomputed for it.',
       tags,
@@ -62,6 +63,7 @@ function linkRoutes(kind: 'deployment' | 'environment'): Route[] {
     route({
       method: 'delete',
       path,
+      audit: { record: 'system', action: `system.${kind}_unlinked` },
       summary: `Unlink a ${kind} from the system`,
       tags,
       auth: 'apiKey',

@@ -4,7 +4,14 @@ import { NotFoundError, UnauthenticatedError, ValidationError } from '../../doma
 import type { Principal } from '../../domain/principal';
 import { isUuid } from '../../domain/uuid';
 import { authorize } from '../middleware/auth';
-import { toFieldIssues, type AppContext, type AppState } from '../route';
+import {
+  audited,
+  toFieldIssues,
+  type AppContext,
+  type AppState,
+  type AuditedWrite,
+  type HandlerResult,
+} from '../route';
 import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
@@ -12,6 +19,7 @@ import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
 import { HoldBody, toHold } from '../schemas/hold';
 import { PolicySkipBody, toPolicySkip } from '../schemas/policySkip';
 import { toApproval } from '../schemas/release';
+import { toAuditEvent } from '../schemas/auditEvent';
 
 /** The cookie that keeps the board's API key: sent back only to /ui, never readable by scripts. */
 const COOKIE = 'flightdeck_key';
@@ -90,6 +98,20 @@ function idParam(ctx: AppContext, name: string, kind: string): string {
  * The workspace a board key reads, authorized as the API authorizes its routes: the board is not a
  * pull endpoint, so a key scoped to one job agent is refused (403 `agent_scope`).
  */
+/** A board action: run as the signed-in key and audited as the API write it stands for. */
+async function boardAction(
+  ctx: AppContext,
+  principal: Principal,
+  write: AuditedWrite,
+  params: Record<string, string>,
+  body: unknown,
+  run: () => Promise<HandlerResult>,
+): Promise<void> {
+  const result = await audited(ctx, principal, write, { params, body }, run);
+  ctx.status = result.status;
+  ctx.body = result.body;
+}
+
 function boardWorkspace(principal: Principal | undefined, refusal: string): string {
   if (principal?.kind !== 'apiKey') throw new UnauthenticatedError(refusal);
   authorize(principal, { pull: false, workspaceId: principal.workspaceId });
@@ -121,6 +143,8 @@ function actionBody<T extends z.ZodType>(schema: T, ctx: AppContext): z.infer<T>
 
 /** The window of the delivery figures and chart on a deployment's page. */
 const BOARD_DORA_DAYS = 30;
+/** Audit events a deployment's page shows in its timeline, newest first. */
+const BOARD_TIMELINE_EVENTS = 30;
 
 /** Unexpired holds, and skips still counting, shown at most. */
 const LEVERS_SHOWN = 100;
@@ -203,42 +227,64 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
     if (!slug.success) throw new NotFoundError('deployment', (ctx.params.slug ?? '').slice(0, 100));
     const page = await ctx.state.stores.rolloutBoard.deployment(workspaceId, slug.data);
     const dora = await ctx.state.stores.dora.report(workspaceId, page.deployment.id, BOARD_DORA_DAYS);
+    const timeline = await ctx.state.stores.audit.timeline(
+      workspaceId,
+      page.deployment.id,
+      BOARD_TIMELINE_EVENTS,
+    );
     ctx.set(SECURITY_HEADERS);
     ctx.body = {
       workspaceId,
       ...page,
       dora,
+      timeline: timeline.map(toAuditEvent),
       levers: await boardLevers(ctx, workspaceId),
       links: boardLinks(links),
     };
   });
 
   // The board's actions: the API's own operations, as the signed-in key, validated as the API validates them.
+  // Each is audited as the API operation it stands for.
   router.post('/actions/approve', async (ctx) => {
     const { workspaceId, principal } = await signedInAs(ctx);
     const { releaseId, reason } = actionBody(BoardApproval, ctx);
-    const approval = await ctx.state.stores.releases.approve(workspaceId, releaseId, principal, {
-      status: 'approved',
-      reason,
-    });
-    ctx.status = 201;
-    ctx.body = toApproval(approval);
+    const write = { method: 'post', path: '/workspaces/{workspaceId}/releases/{releaseId}/approve' };
+    await boardAction(ctx, principal, write, { workspaceId, releaseId }, { reason }, async () => ({
+      status: 201,
+      body: toApproval(
+        await ctx.state.stores.releases.approve(workspaceId, releaseId, principal, {
+          status: 'approved',
+          reason,
+        }),
+      ),
+    }));
   });
   router.post('/actions/skips', async (ctx) => {
     const { workspaceId, principal } = await signedInAs(ctx);
-    ctx.status = 201;
-    ctx.body = toPolicySkip(
-      await ctx.state.stores.policySkips.create(workspaceId, principal, actionBody(PolicySkipBody, ctx)),
-    );
+    const body = actionBody(PolicySkipBody, ctx);
+    const write = { method: 'post', path: '/workspaces/{workspaceId}/policy-skips' };
+    await boardAction(ctx, principal, write, { workspaceId }, body, async () => ({
+      status: 201,
+      body: toPolicySkip(await ctx.state.stores.policySkips.create(workspaceId, principal, body)),
+    }));
   });
   router.post('/actions/holds', async (ctx) => {
     const { workspaceId, principal } = await signedInAs(ctx);
-    ctx.status = 201;
-    ctx.body = toHold(await ctx.state.stores.holds.create(workspaceId, principal, actionBody(HoldBody, ctx)));
+    const body = actionBody(HoldBody, ctx);
+    const write = { method: 'post', path: '/workspaces/{workspaceId}/holds' };
+    await boardAction(ctx, principal, write, { workspaceId }, body, async () => ({
+      status: 201,
+      body: toHold(await ctx.state.stores.holds.create(workspaceId, principal, body)),
+    }));
   });
   router.delete('/actions/holds/:holdId', async (ctx) => {
-    const { workspaceId } = await signedInAs(ctx);
-    ctx.body = toHold(await ctx.state.stores.holds.delete(workspaceId, idParam(ctx, 'holdId', 'hold')));
+    const { workspaceId, principal } = await signedInAs(ctx);
+    const holdId = idParam(ctx, 'holdId', 'hold');
+    const write = { method: 'delete', path: '/workspaces/{workspaceId}/holds/{holdId}' };
+    await boardAction(ctx, principal, write, { workspaceId, holdId }, undefined, async () => ({
+      status: 200,
+      body: toHold(await ctx.state.stores.holds.delete(workspaceId, holdId)),
+    }));
   });
   router.get('/jobs/:jobId', async (ctx) => {
     const workspaceId = await signedIn(ctx);

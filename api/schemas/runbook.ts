@@ -108,7 +108,7 @@ export const RunbookRunSchema = z
     id: z.uuid(),
     workflowId: z.uuid(),
     inputs: JsonObjectSchema,
-    status: z.enum(['running', 'succeeded', 'failed']),
+    status: z.enum(['running', 'succeeded', 'failed', 'cancelled']),
     jobs: z.array(
       z.object({
         jobId: z.uuid(),
@@ -125,6 +125,7 @@ export const RunbookRunSchema = z
   });
 
 export const RunbookParams = z.object({ workspaceId: z.uuid(), workflowId: z.uuid() });
+export const RunbookRunParams = RunbookParams.extend({ runId: z.uuid() });
 export const RunbookSlugParams = z.object({ workspaceId: z.uuid(), slug: z.string().min(1).max(100) });
 
 export function toRunbook(runbook: Runbook): z.infer<typeof RunbookSchema> {

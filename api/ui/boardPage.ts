@@ -58,6 +58,8 @@ export const BOARD_PAGE = `<!doctype html>
     <h3>Delivery, last 30 days</h3>
     <p id="d-dora"></p>
     <svg id="d-chart" width="620" height="120" role="img" aria-label="releases ended per day"></svg>
+    <h3>Timeline</h3>
+    <table id="d-timeline"></table>
   </section>
 </main>
 <script src="/ui/board.js"></script>
@@ -293,6 +295,12 @@ export const BOARD_SCRIPT = `
           el('td', {}, workflowLink(page.links, r.id)), el('td', {}, ...releaseActions(r)))));
     drawLevers('d-levers', page.levers);
     drawDora(page.dora);
+    // The audit trail of the deployment: who changed what, and what the system decided, newest first.
+    table('d-timeline', ['when', 'who', 'what', 'record', 'details'],
+      page.timeline.map((e) =>
+        el('tr', { 'data-event': e.action }, el('td', {}, new Date(e.at).toLocaleString()),
+          el('td', {}, e.actor.type + ' ' + e.actor.name), el('td', {}, e.action), el('td', {}, e.record.type + ' ' + e.record.id),
+          el('td', {}, e.details.reason || (e.details.to ? e.details.from + ' → ' + e.details.to : e.changes.join(', '))))));
     deploymentShown = d;
   }
 

@@ -1,5 +1,6 @@
 import { ApiKeySchema } from './apiKey';
 import { ApprovalSchema } from './approval';
+import { AuditEventSchema } from './auditEvent';
 import { DeploymentSchema } from './deployment';
 import { DeploymentVersionSchema } from './deploymentVersion';
 import { EnvironmentSchema } from './environment';
@@ -18,6 +19,7 @@ import { RunbookRunSchema, RunbookSchema } from './runbook';
 import { SystemDeploymentSchema, SystemEnvironmentSchema, SystemSchema } from './system';
 import { DeploymentVariableSchema, DeploymentVariableValueSchema } from './variable';
 import { VariableSetSchema, VariableSetVariableSchema } from './variableSet';
+import { WebhookDeliverySchema, WebhookSchema } from './webhook';
 import { WorkspaceSchema } from './workspace';
 
 export const entities = [
@@ -49,10 +51,14 @@ export const entities = [
   ApprovalSchema,
   RunbookSchema,
   RunbookRunSchema,
+  AuditEventSchema,
+  WebhookSchema,
+  WebhookDeliverySchema,
 ];
 
 export * from './apiKey';
 export * from './approval';
+export * from './auditEvent';
 export * from './deployment';
 export * from './deploymentVersion';
 export * from './environment';
@@ -71,4 +77,5 @@ export * from './runbook';
 export * from './system';
 export * from './variable';
 export * from './variableSet';
+export * from './webhook';
 export * from './workspace';

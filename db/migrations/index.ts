@@ -27,6 +27,7 @@ import { Migration0029ApprovalDigests } from './Migration0029ApprovalDigests';
 import { Migration0030DeliveryCount } from './Migration0030DeliveryCount';
 import { Migration0031ReleaseCompletions } from './Migration0031ReleaseCompletions';
 import { Migration0032GracefulCancel } from './Migration0032GracefulCancel';
+import { Migration0033AuditAndWebhooks } from './Migration0033AuditAndWebhooks';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   { name: 'Migration0030DeliveryCount', class: Migration0030DeliveryCount },
   { name: 'Migration0031ReleaseCompletions', class: Migration0031ReleaseCompletions },
   { name: 'Migration0032GracefulCancel', class: Migration0032GracefulCancel },
+  { name: 'Migration0033AuditAndWebhooks', class: Migration0033AuditAndWebhooks },
 ];

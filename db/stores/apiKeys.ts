@@ -32,7 +32,7 @@ const LAST_USED_RESOLUTION = "interval '60 seconds'";
 
 const AUTHENTICATE = preparedStatement(
   'authenticate_api_key',
-  `SELECT id, workspace_id, job_agent_id,
+  `SELECT id, workspace_id, job_agent_id, name,
           (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale
      FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
 );
@@ -98,11 +98,18 @@ export class ApiKeyStore {
       id: string;
       workspace_id: string;
       job_agent_id: string | null;
+      name: string;
       stale: boolean;
     }>(this.em, AUTHENTICATE, [hashApiKey(key)]);
     if (!row) return undefined;
     if (row.stale) await this.recordUse(row.id);
-    return { kind: 'apiKey', workspaceId: row.workspace_id, apiKeyId: row.id, jobAgentId: row.job_agent_id };
+    return {
+      kind: 'apiKey',
+      workspaceId: row.workspace_id,
+      apiKeyId: row.id,
+      keyName: row.name,
+      jobAgentId: row.job_agent_id,
+    };
   }
 
   /**

@@ -3,6 +3,8 @@ import type { Database } from '../database';
 import type { RegoEngine } from '../../domain/planValidation';
 import type { SecretBox } from '../secrets';
 import { ApiKeyStore } from './apiKeys';
+import { AuditStore } from './audit';
+import { WebhookStore } from './webhooks';
 import { DeploymentPlanStore } from './deploymentPlans';
 import { DeploymentStore } from './deployments';
 import { EnvironmentStore } from './environments';
@@ -51,6 +53,8 @@ export interface Stores {
   policies: PolicyStore;
   policySkips: PolicySkipStore;
   holds: HoldStore;
+  audit: AuditStore;
+  webhooks: WebhookStore;
   releaseTargets: ReleaseTargetStore;
   relationshipRules: RelationshipRuleStore;
   releases: ReleaseStore;
@@ -89,6 +93,8 @@ export function createStores(
     policies: new PolicyStore(em, secrets, rego),
     policySkips: new PolicySkipStore(em, skipLifetimes),
     holds: new HoldStore(em),
+    audit: new AuditStore(em),
+    webhooks: new WebhookStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em),

@@ -177,7 +177,7 @@ export class ReleaseStore {
       if (isTerminalReleasePhase(release.phase)) {
         throw new ConflictError(`The release already ended: ${release.phase}`, 'release_ended');
       }
-      const cancelled = await cancelOpenJobs(em, releaseId, 'release cancelled');
+      const cancelled = await cancelOpenJobs(em, { releaseId }, 'release cancelled');
       release.phase = 'cancelled';
       release.phaseReason = `cancelled${cancelled.length > 0 ? `; ${cancelled.length} active job(s) cancelled` : ''}`;
       release.completedAt = new Date();

@@ -1,5 +1,7 @@
 import { isUuid } from '../../domain/uuid';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { cancelOpenJobs } from '../../engine/jobMoves';
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { CelQuery, RequestBudget, selectorContext } from '../../domain/selectors';
@@ -296,6 +298,35 @@ export class RunbookStore {
       );
     }
     return found;
+  }
+
+  /**
+   * Cancels a run that has not ended, as a whole: its jobs are cancelled as a release's are (a job an
+   * agent holds under a lease is asked to stop first, engine/jobMoves/cancel.ts), the run ends
+   * `cancelled`, and its workflow is woken to end with it.
+   */
+  cancelRun(workspaceId: string, runbookId: string, runId: string): Promise<RunbookRunWithJobs> {
+    return this.em.transactional(async (tx) => {
+      const run = await tx.findOne(
+        RunbookRunSchema,
+        { id: runId, workspaceId, runbookId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!run) throw new NotFoundError('workflow run', runId);
+      if (run.status !== 'running')
+        throw new ConflictError(`The run has ended: it ${run.status}`, 'run_ended');
+      await cancelOpenJobs(tx, { runbookRunId: runId }, 'workflow run cancelled');
+      run.status = 'cancelled';
+      run.completedAt = new Date();
+      await tx.flush();
+      await enqueueOrchestration(tx, { kind: 'workflowRun.wake', runId });
+      const jobs = await tx.find(
+        JobSchema,
+        { runbookRunId: runId },
+        { orderBy: { createdAt: 'asc', id: 'asc' } },
+      );
+      return { run, jobs };
+    });
   }
 
   async runs(workspaceId: string, runbookId: string, page: PageRequest): Promise<Page<RunbookRunWithJobs>> {

@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { holdState } from '../../domain/holds';
 import { enqueueOrchestrations } from '../../db/outbox';
+import { recordAuditEvents } from '../../db/audit';
+import { releaseEvent } from '../../domain/audit';
 import { newId } from '../../db/ids';
 import { wakeReleases } from '../../db/releaseWake';
 import { uuidArray } from '../../db/sql';
@@ -150,11 +152,12 @@ async function convergeToPin(tx: EntityManager, hold: StoredHold): Promise<void>
   const fresh = elsewhere.filter((target) => target.pinned_release_id === null);
   if (fresh.length > 0) {
     const ids = fresh.map(() => newId());
-    await tx.execute(
+    const inserted = await tx.execute<{ id: string; resource_id: string; environment_id: string }[]>(
       `INSERT INTO release (id, workspace_id, resource_id, environment_id, deployment_id, version_id, phase_reason)
        SELECT id, ?, resource_id, environment_id, ?, ?, ?
          FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(id, resource_id, environment_id)
-       ON CONFLICT (resource_id, environment_id, deployment_id, version_id) DO NOTHING`,
+       ON CONFLICT (resource_id, environment_id, deployment_id, version_id) DO NOTHING
+       RETURNING id, resource_id, environment_id`,
       [
         hold.workspaceId,
         hold.deploymentId!,
@@ -164,6 +167,23 @@ async function convergeToPin(tx: EntityManager, hold: StoredHold): Promise<void>
         uuidArray(fresh.map((target) => target.resource_id)),
         uuidArray(fresh.map((target) => target.environment_id)),
       ],
+    );
+    await recordAuditEvents(
+      tx,
+      inserted.map((row) =>
+        releaseEvent(
+          'release.created',
+          {
+            id: row.id,
+            workspaceId: hold.workspaceId,
+            deploymentId: hold.deploymentId!,
+            environmentId: row.environment_id,
+            resourceId: row.resource_id,
+            versionId: pinned,
+          },
+          { reason },
+        ),
+      ),
     );
     await enqueueOrchestrations(
       tx,

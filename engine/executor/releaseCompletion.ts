@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ReleasePhase } from '../../domain/releases';
 import { openReleasesOfTargets, wakeReleases } from '../../db/releaseWake';
 import { rollBackAfterFailure } from './rollback';
+import { recordAuditEvents } from '../../db/audit';
+import { releaseEvent, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
 
 export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
 
@@ -19,15 +21,14 @@ export async function finishRelease(
   reason: string,
 ): Promise<boolean> {
   return em.transactional(async (tx) => {
-    const [release] = await tx.execute<
-      { resource_id: string; environment_id: string; deployment_id: string; version_id: string }[]
-    >(
+    const [release] = await tx.execute<ReleaseIdentityRow[]>(
       `UPDATE release SET phase = ?, phase_reason = ?, completed_at = now(), updated_at = now()
         WHERE id = ? AND phase IN ('pending', 'running')
-        RETURNING resource_id, environment_id, deployment_id, version_id`,
+        RETURNING id, workspace_id, resource_id, environment_id, deployment_id, version_id`,
       [phase, reason, releaseId],
     );
     if (!release) return false;
+    await recordAuditEvents(tx, [releaseEvent(`release.${phase}`, releaseOfRow(release), { reason })]);
     await tx.execute(
       `UPDATE release_target_state
           SET active_release_id = CASE WHEN active_release_id = ? THEN NULL ELSE active_release_id END,

@@ -7,6 +7,8 @@ import type { VersionFields } from '../../domain/selectors';
 import { createJobs, RELEASE_ROW_COLUMNS, takeTargetSlots, type ReleaseRow } from '../planner/jobCreation';
 import { newId } from '../../db/ids';
 import { enqueueOrchestrations } from '../../db/outbox';
+import { recordAuditEvents } from '../../db/audit';
+import { evaluationEvents, releaseEvent, releaseOfRow } from '../../domain/audit';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
 import { DEPLOYED_VERSION_JOIN, loadReleases } from '../eligibility/releaseFacts';
 import { wakeReleases } from '../../db/releaseWake';
@@ -140,6 +142,16 @@ async function createReleases(
   const evaluations = await decideGates(tx, created);
   const jobs = await startAdmitted(tx, box, created, evaluations);
   await recordEvaluations(tx, evaluations);
+  await recordAuditEvents(
+    tx,
+    created.flatMap((row) => {
+      const release = releaseOfRow(row);
+      return [
+        releaseEvent('release.created', release),
+        ...evaluationEvents(release, null, evaluations.get(row.id)!),
+      ];
+    }),
+  );
   await enqueueReleaseStarts(tx, created, evaluations, jobs);
   await wakeSupersededReleases(tx, choices);
   return { created: created.length, started: jobs.size };

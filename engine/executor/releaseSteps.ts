@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GateEvaluation } from '../../domain/gates';
 import type { ReleaseProgress } from '../../domain/releaseProgress';
 import type { Measurement } from '../../db/entities';
+import { recordAuditEvents } from '../../db/audit';
+import { evaluationEvents, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
 
 /**
  * The release workflow's reads and writes of its own release (activities/release.ts runs them).
@@ -26,16 +28,26 @@ export async function releaseProgress(em: EntityManager, releaseId: string): Pro
   return { ...row, attempt: Math.max(0, ...row.jobs.map((job) => job.attempt)) };
 }
 
-/** Keeps the latest evaluation on a pending release, so GET /releases/{id} can say why it waits. */
+/**
+ * Keeps the latest evaluation on a pending release, so GET /releases/{id} can say why it waits, with
+ * the audit events of what it decided that the previous one had not (domain/audit.ts).
+ */
 export async function recordEvaluation(
   em: EntityManager,
   releaseId: string,
   evaluation: GateEvaluation,
 ): Promise<void> {
-  await em.execute(
-    `UPDATE release SET evaluation = ?::jsonb, phase_reason = ?, updated_at = now() WHERE id = ? AND phase = 'pending'`,
-    [JSON.stringify(evaluation), evaluation.reason, releaseId],
-  );
+  await em.transactional(async (tx) => {
+    const [row] = await tx.execute<(ReleaseIdentityRow & { previous: GateEvaluation | null })[]>(
+      `UPDATE release r SET evaluation = ?::jsonb, phase_reason = ?, updated_at = now()
+         FROM release old
+        WHERE old.id = r.id AND r.id = ? AND r.phase = 'pending'
+       RETURNING r.id, r.workspace_id, r.deployment_id, r.environment_id, r.resource_id, r.version_id,
+                 old.evaluation AS previous`,
+      [JSON.stringify(evaluation), evaluation.reason, releaseId],
+    );
+    if (row) await recordAuditEvents(tx, evaluationEvents(releaseOfRow(row), row.previous, evaluation));
+  });
 }
 
 /** One measurement of a verification's metric; the first one starts the verification. */

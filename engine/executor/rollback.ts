@@ -3,6 +3,8 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { decideRollback } from '../../domain/rollback';
 import { loadRelease } from '../eligibility/releaseFacts';
 import { requestRedeploy } from './releaseRedeploy';
+import { recordAuditEvents } from '../../db/audit';
+import { releaseEvent, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
 
 /**
  * After a release failed, in the transaction that ended it: when a rollback rule of its target's
@@ -23,15 +25,15 @@ export async function rollBackAfterFailure(tx: EntityManager, releaseId: string)
   const rules = loaded?.facts.policies.flatMap((policy) => policy.rules) ?? [];
   if (!loaded || !rules.some((rule) => rule.rollback)) return;
   const [row] = await tx.execute<
-    {
+    (ReleaseIdentityRow & {
       status: JobStatus | null;
       verification_failed: boolean | null;
       was_rollback: boolean;
       previous_id: string | null;
       previous_tag: string | null;
-    }[]
+    })[]
   >(
-    `SELECT j.status,
+    `SELECT r.id, r.workspace_id, r.deployment_id, r.environment_id, r.resource_id, r.version_id, j.status,
             EXISTS (SELECT 1 FROM job_verification v WHERE v.job_id = j.id AND v.status = 'failed') AS verification_failed,
             (r.redeploys->-1->>'rollbackOf') IS NOT NULL AS was_rollback,
             p.id AS previous_id, pv.tag AS previous_tag
@@ -63,6 +65,13 @@ export async function rollBackAfterFailure(tx: EntityManager, releaseId: string)
     releaseId,
   ]);
   if (decision.kind !== 'rollBack') return;
+  await recordAuditEvents(tx, [
+    releaseEvent('release.rolled_back', releaseOfRow(row!), {
+      toReleaseId: decision.to.releaseId,
+      toVersion: decision.to.tag,
+      reason: decision.why,
+    }),
+  ]);
   const reason = `rollback after release ${releaseId} failed: ${decision.why}`;
   await requestRedeploy(
     tx,

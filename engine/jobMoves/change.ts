@@ -6,6 +6,8 @@ import { JobSchema, type Job } from '../../db/entities';
 import { enqueueOrchestrations } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
+import { recordAuditEvents } from '../../db/audit';
+import { jobEvent } from '../../domain/audit';
 
 export interface JobStatusChange {
   status?: JobStatus;
@@ -120,9 +122,14 @@ export async function changeJobStatus(
       throw new ConflictError(`A job cannot move from ${job.status} to ${status}`, 'invalid_status_move');
     }
     const moved = job.status !== status;
+    const before = { status: job.status, message: job.message, externalId: job.externalId };
     job.status = status;
     if (change.message !== undefined) job.message = change.message;
     if (change.externalId !== undefined) job.externalId = change.externalId;
+    const changed = (['status', 'message', 'externalId'] as const).filter(
+      (field) => before[field] !== job[field],
+    );
+    if (changed.length > 0) await recordAuditEvents(tx, [jobEvent(job, before.status, [...changed])]);
     if (status === 'in_progress' && !job.startedAt) job.startedAt = new Date();
     if (status === 'queued' && moved) job.startedAt = null;
     if (isTerminalJobStatus(status) && !job.completedAt) job.completedAt = new Date();

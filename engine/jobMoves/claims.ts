@@ -6,6 +6,7 @@ import { deliveryLimits, leaseExpiries, leaseReaperLag } from '../metrics';
 import { DEFAULT_MAX_DELIVERIES } from '../../domain/jobAgents';
 import { changeJobStatus } from './change';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
+import { AUDIT_EVENT_COLUMNS, currentAuditScope } from '../../db/audit';
 
 /**
  * Claiming and reaping (docs/behaviour.md "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -38,7 +39,11 @@ export interface ClaimRequest {
   leaseSeconds: number | null;
 }
 
-/** The claim (`claimJob`): $1 job, $2 agent, $3 workspace, $4 claim id, $5 lease seconds or null, $6 trace context. */
+/**
+ * The claim (`claimJob`): $1 job, $2 agent, $3 workspace, $4 claim id, $5 lease seconds or null, $6
+ * trace context, $7–$10 the audit actor's type, id and name and the request id. Its audit events (the
+ * job handed out, its move to in_progress) are written by the same statement.
+ */
 const CLAIM = preparedStatement(
   'claim_job',
   `WITH claimed AS (
@@ -59,6 +64,15 @@ const CLAIM = preparedStatement(
             $6::jsonb
        FROM lease
      RETURNING id
+   ), audited AS (
+     INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+     SELECT c.workspace_id, $7, $8, $9, $10, a.action, 'job', c.id::text, a.changes,
+            jsonb_strip_nulls(jsonb_build_object('jobId', c.id, 'releaseId', c.release_id,
+                                                 'workflowRunId', c.workflow_run_id, 'from', 'queued',
+                                                 'to', 'in_progress', 'claimId', $4::text)),
+            c.deployment_id
+       FROM claimed c
+      CROSS JOIN (VALUES ('job.claimed', '[]'::jsonb), ('job.status_changed', '["status"]'::jsonb)) AS a(action, changes)
    )
    SELECT c.*, l.claim_id AS lease_claim_id, l.lease_seconds AS lease_length,
           l.claim_expires_at AS lease_expires_at,
@@ -68,6 +82,7 @@ const CLAIM = preparedStatement(
 );
 
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
+  const { actor, requestId } = currentAuditScope();
   const [row] = await runPrepared<
     Record<string, unknown> & {
       lease_claim_id: string | null;
@@ -81,6 +96,10 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
     request.claimId,
     request.leaseSeconds,
     outboxTraceContext(),
+    actor.type,
+    actor.id,
+    actor.name,
+    requestId,
   ]);
   if (row) {
     const { lease_claim_id: claimId, lease_length: leaseSeconds, lease_expires_at: expiresAt, ...job } = row;
@@ -127,6 +146,8 @@ export async function readClaim(
 }
 
 /** Lapsed claims expired by one statement, at most: a sweep past it takes the rest in another. */
+const REQUEUED_MESSAGE_SQL = "'the lease expired without a heartbeat; back in the queue'";
+
 const SWEEP_LIMIT = 5_000;
 
 export interface ExpiredClaim {
@@ -149,6 +170,7 @@ export interface ExpiredClaim {
  * each through `changeJobStatus`, which wakes its release, in the sweep's transaction.
  */
 export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClaim[]> {
+  const { actor, requestId } = currentAuditScope();
   const expired: ExpiredClaim[] = [];
   for (;;) {
     const rows = await em.transactional(async (tx) => {
@@ -175,18 +197,33 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
          ), requeued AS (
            UPDATE job j SET status = 'queued', started_at = NULL, updated_at = now(),
                   expired_leases = j.expired_leases + 1,
-                  message = 'the lease expired without a heartbeat; back in the queue'
+                  message = ${REQUEUED_MESSAGE_SQL}
              FROM job_agent a
             WHERE j.id IN (SELECT job_id FROM gone) AND j.status = 'in_progress' AND a.id = j.job_agent_id
               AND j.cancel_requested_at IS NULL
            RETURNING j.id, j.expired_leases, coalesce((a.config->>'maxDeliveries')::int, ${DEFAULT_MAX_DELIVERIES}) AS max_deliveries
+         ), actor AS (
+           SELECT ?::text AS type, ?::text AS id, ?::text AS name, ?::text AS request_id
+         ), audited AS (
+           INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+           SELECT j.workspace_id, actor.type, actor.id, actor.name, actor.request_id, e.action, 'job', j.id::text,
+                  e.changes, jsonb_strip_nulls(jsonb_build_object('jobId', j.id, 'releaseId', j.release_id,
+                    'workflowRunId', j.workflow_run_id, 'claimId', g.claim_id, 'from', e.from_status,
+                    'to', e.to_status, 'message', e.message)),
+                  j.deployment_id
+             FROM gone g JOIN job j ON j.id = g.job_id LEFT JOIN requeued r ON r.id = g.job_id CROSS JOIN actor
+            CROSS JOIN LATERAL (VALUES
+                    ('lease.expired', '[]'::jsonb, NULL, NULL, NULL),
+                    ('job.status_changed', '["message", "status"]'::jsonb, 'in_progress', 'queued', ${REQUEUED_MESSAGE_SQL})
+                  ) AS e(action, changes, from_status, to_status, message)
+            WHERE e.action = 'lease.expired' OR r.id IS NOT NULL
          )
          SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
                 r.expired_leases, r.max_deliveries,
                 EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.status = 'in_progress'
                           AND j.cancel_requested_at IS NOT NULL) AS cancel_overdue
            FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`,
-        [SWEEP_LIMIT],
+        [SWEEP_LIMIT, actor.type, actor.id, actor.name, requestId],
       );
       // A poison job: its leases expired as often as its agent allows. It ends here, through the
       // one path of status moves, before any agent can claim it again (its row is still locked).

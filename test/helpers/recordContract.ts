@@ -41,6 +41,8 @@ export interface Records {
   policySkip: string;
   /** A block hold that covers no target. */
   hold: string;
+  /** A webhook of an event the seeded records never cause. */
+  webhook: string;
   /** What a second record of each kind holds already: a write that takes one of these is a duplicate. */
   taken: {
     systemName: string;
@@ -75,7 +77,8 @@ export type Table =
   | 'deployment_variable_value'
   | 'policy'
   | 'policy_skip'
-  | 'hold';
+  | 'hold'
+  | 'webhook';
 
 export interface Duplicate {
   /** What the body takes that another record holds: `slug`, `name`. */
@@ -462,6 +465,30 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/deployments/{deployment}/metrics/dora', status: 200, writes: [] },
   { method: 'get', path: '/holds/{hold}', status: 200, writes: [] },
   { method: 'delete', path: '/holds/{hold}', status: 200, writes: ['hold'] },
+  // Webhooks and the audit trail
+  {
+    method: 'post',
+    path: '/webhooks',
+    body: () => ({
+      url: 'https://hooks.example.com/contract',
+      events: ['hold.applied'],
+      secret: fresh('secret-0123456789'),
+    }),
+    status: 201,
+    writes: ['webhook'],
+  },
+  { method: 'get', path: '/webhooks', status: 200, writes: [] },
+  { method: 'get', path: '/webhooks/{webhook}', status: 200, writes: [] },
+  {
+    method: 'put',
+    path: '/webhooks/{webhook}',
+    body: () => ({ events: ['hold.applied', 'lease.expired'] }),
+    status: 200,
+    writes: ['webhook'],
+  },
+  { method: 'get', path: '/webhooks/{webhook}/deliveries', status: 200, writes: [] },
+  { method: 'delete', path: '/webhooks/{webhook}', status: 202, writes: ['webhook'] },
+  { method: 'get', path: '/audit-events', status: 200, writes: [] },
 ];
 
 /** `METHOD /path`, as the tests name an operation. */

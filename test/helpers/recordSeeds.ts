@@ -105,6 +105,16 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
     201,
   );
   const takenPolicy = await write('post', '/policies', { name: `Taken policy ${label}` }, 202);
+  const webhook = await write(
+    'post',
+    '/webhooks',
+    {
+      url: 'https://hooks.example.com/seed',
+      events: ['hold.applied'],
+      secret: `seed-secret-${label}-0123456789`,
+    },
+    201,
+  );
 
   return {
     workspaceId: workspace.id,
@@ -125,6 +135,7 @@ export async function seedRecords(stack: TestStack, workspace: WorkspaceAccess):
     policyRule: rules[0]!.id,
     policySkip: policySkip.id,
     hold: hold.id,
+    webhook: webhook.id,
     taken: {
       systemName: takenSystem.name!,
       systemSlug: takenSystem.slug!,
@@ -154,6 +165,7 @@ export async function readBack(stack: TestStack, workspace: WorkspaceAccess, r: 
     `/policies/${r.policy}`,
     `/policy-skips/${r.policySkip}`,
     `/holds/${r.hold}`,
+    `/webhooks/${r.webhook}`,
   ];
   const reads: unknown[] = [];
   for (const path of paths) {

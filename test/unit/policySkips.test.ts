@@ -25,6 +25,7 @@ describe('policy skips (issue 27)', () => {
       ruleId: 'rule-0',
       state: 'passed',
       reason: `skipped by Ada until ${at(3600)}: hotfix`,
+      skipId: `skip-rule-0-${at(3600)}`,
     });
   });
 

@@ -176,5 +176,22 @@ describe('domain metrics with FLIGHTDECK_METRICS_TENANT_LABELS', () => {
       value(before, `flightdeck_job_claims_total{${tenant}}`) + 1,
     );
     expect(value(claimed, `flightdeck_jobs{status="in_progress",${tenant}}`)).toBe(1);
+
+    // Its success counts in the DORA gauges of its deployment and environment (issue 28 §3).
+    await stack.http
+      .put(`/v1/workspaces/${stack.workspaceId}/jobs/${fixture.jobs[0]!.id}/status`)
+      .set(stack.auth)
+      .send({ status: 'successful' })
+      .expect(202);
+    const dora = `workspace="${stack.workspaceId}",deployment="svc-labelled",environment="env-labelled"`;
+    const shipped = await eventually(
+      async () => {
+        const samples = (await scrapeOf(stack)).samples;
+        return samples.get(`flightdeck_dora_deployments{${dora}}`) === 1 ? samples : undefined;
+      },
+      { what: 'the release to count as a deployment' },
+    );
+    expect(value(shipped, `flightdeck_dora_failures{${dora}}`)).toBe(0);
+    expect(shipped.get(`flightdeck_dora_lead_time_seconds{${dora}}`)).toBeGreaterThan(0);
   });
 });

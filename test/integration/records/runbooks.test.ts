@@ -205,6 +205,62 @@ describe('runbooks (the /workflows API)', () => {
     expect(withRelease.status).toBe(404);
   });
 
+  it('cancels a run as a whole: a leased job is asked to stop, the rest end at once (issue 28 §4)', async () => {
+    const leaser = await api.agent('wf-leaser', 'http-pull', { leaseSeconds: 60, cancelGraceSeconds: 30 });
+    const runbook = await api.send(
+      'post',
+      '/workflows',
+      {
+        name: 'Cancel me',
+        inputs: [
+          {
+            key: 'targets',
+            type: 'array',
+            selector: { entityType: 'resource', default: 'resource.kind == "Database"' },
+          },
+        ],
+        jobAgents: [{ name: 'work', ref: leaser, config: {} }],
+      },
+      [201],
+    );
+    const run = (await api.send(
+      'post',
+      `/workflows/${runbook.id}/runs`,
+      { inputs: {} },
+      [201],
+    )) as RunbookRun;
+    expect(run.jobs).toHaveLength(2);
+    const [held, waiting] = run.jobs as [RunbookRun['jobs'][number], RunbookRun['jobs'][number]];
+    const claimed = await stack.http
+      .post(`${api.ws}/job-agents/${leaser}/jobs/${held.jobId}/claim`)
+      .set(stack.auth);
+    expect(claimed.status).toBe(200);
+    const claimId = claimed.body.claim_id as string;
+
+    const cancelled = await api.send('post', `/workflows/${runbook.id}/runs/${run.id}/cancel`, {}, [200]);
+    expect(cancelled.status).toBe('cancelled');
+    const statuses = Object.fromEntries((cancelled as RunbookRun).jobs.map((job) => [job.jobId, job.status]));
+    expect(statuses).toEqual({ [held.jobId]: 'in_progress', [waiting.jobId]: 'cancelled' });
+    const beat = await stack.http
+      .post(`${api.ws}/jobs/${held.jobId}/heartbeat`)
+      .set(stack.auth)
+      .send({ claim_id: claimId });
+    expect(beat.body).toMatchObject({ cancelRequested: true, cancelDeadline: expect.any(String) });
+    await stack.http
+      .put(`${api.ws}/jobs/${held.jobId}/status`)
+      .set(stack.auth)
+      .send({ status: 'cancelled', claim_id: claimId })
+      .expect(202);
+
+    const again = await stack.http
+      .post(`${api.ws}/workflows/${runbook.id}/runs/${run.id}/cancel`)
+      .set(stack.auth);
+    expect(again.status).toBe(409);
+    expect(again.body.detail).toContain('cancelled');
+    const runs = await api.get<{ items: RunbookRun[] }>(`/workflows/${runbook.id}/runs`);
+    expect(runs.items.find((item) => item.id === run.id)!.status).toBe('cancelled');
+  });
+
   it('refuses runs whose inputs do not fit, and writes nothing', async () => {
     const runbook = await api.send('post', '/workflows', backup('Strict inputs'), [201]);
     const runsBefore = await count('workflow_run');

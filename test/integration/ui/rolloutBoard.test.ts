@@ -352,6 +352,14 @@ describe('rollout board (/ui)', () => {
       { what: 'checkout 1.2.0 to wait at the hold' },
     );
 
+    // The deployment's timeline: the board's approval as the signed-in key, the hold as the system applied it.
+    await page.reload();
+    const timeline = page.locator('#d-timeline');
+    await timeline.locator('tr[data-event="hold.applied"]').first().waitFor();
+    expect(await timeline.locator('tr[data-event="release.approved"]').first().innerText()).toContain(
+      'key test',
+    );
+
     // The board lists both levers; deleting the hold there lets 1.2.0 go (production still wants an approval).
     await page.goto(`${base}/ui/`);
     const levers = page.locator('#levers');

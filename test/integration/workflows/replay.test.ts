@@ -19,6 +19,7 @@ maybe('recorded workflow histories', () => {
       'releaseWorkflow',
       'targetRolloutWorkflow',
       'versionRolloutWorkflow',
+      'webhookDeliveryWorkflow',
     ]);
 
     const runs = fixtures.flatMap(({ name, recorded, runs }) =>

@@ -1,0 +1,85 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { SYSTEM_ACTOR, type AuditActor, type AuditEventInput } from '../domain/audit';
+
+/**
+ * Who the current operation acts as, for the audit events its writes record: a request's key or
+ * agent (api/route.ts sets it around the handler), else the system. Carried by the async context,
+ * so the engine's functions record events without every caller handing the actor down.
+ */
+interface AuditScope {
+  actor: AuditActor;
+  requestId: string | null;
+}
+
+const scope = new AsyncLocalStorage<AuditScope>();
+
+export function actingAs<T>(
+  actor: AuditActor,
+  requestId: string | null,
+  operation: () => Promise<T>,
+): Promise<T> {
+  return scope.run({ actor, requestId }, operation);
+}
+
+export function currentAuditScope(): AuditScope {
+  return scope.getStore() ?? { actor: SYSTEM_ACTOR, requestId: null };
+}
+
+/** The columns an audit event is inserted with, in the order `AUDIT_ACTOR_SQL` and the rest fill. */
+export const AUDIT_EVENT_COLUMNS =
+  'workspace_id, actor_type, actor_id, actor_name, request_id, action, record_type, record_id, changes, details, deployment_id';
+
+/**
+ * Events written in one statement, as the current actor, with the writes they describe (call it in
+ * their transaction). An event about a release, a job or a version that names no deployment gets
+ * the record's own (an approval's event shows on its deployment's timeline). The table's trigger adds
+ * each event's webhook deliveries (Migration0033).
+ */
+export async function recordAuditEvents(
+  em: EntityManager,
+  events: readonly AuditEventInput[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const { actor, requestId } = currentAuditScope();
+  await em.execute(
+    `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+     SELECT (e->>'workspaceId')::uuid, ?, ?, ?, ?, e->>'action', e->'record'->>'type', e->'record'->>'id',
+            coalesce(e->'changes', '[]'), coalesce(e->'details', '{}'),
+            coalesce((e->>'deploymentId')::uuid, CASE e->'record'->>'type'
+              WHEN 'release' THEN (SELECT deployment_id FROM release WHERE id = (e->'record'->>'id')::uuid)
+              WHEN 'job' THEN (SELECT deployment_id FROM job WHERE id = (e->'record'->>'id')::uuid)
+              WHEN 'version' THEN (SELECT deployment_id FROM deployment_version WHERE id = (e->'record'->>'id')::uuid)
+            END)
+       FROM jsonb_array_elements(?::jsonb) AS e`,
+    [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
+  );
+}
+
+/**
+ * Deletes the events (and the webhook deliveries) older than the retention, a batch per
+ * statement: ids are time-ordered, so the boundary is an id and the primary key finds the rows.
+ */
+export async function purgeExpiredAuditEvents(em: EntityManager, retentionDays: number): Promise<number> {
+  let purged = 0;
+  for (const table of ['audit_event', 'webhook_delivery']) {
+    for (;;) {
+      const [row] = await em.execute<{ n: number }[]>(
+        `WITH boundary AS (
+           SELECT (lpad(to_hex((extract(epoch FROM now() - make_interval(days => ?)) * 1000)::bigint), 12, '0')
+                   || '00000000000000000000')::uuid AS id
+         ), gone AS (
+           DELETE FROM ${table} WHERE id IN (
+             SELECT id FROM ${table} WHERE id < (SELECT id FROM boundary) ORDER BY id LIMIT ${PURGE_BATCH})
+           RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+        [retentionDays],
+      );
+      purged += row?.n ?? 0;
+      if ((row?.n ?? 0) < PURGE_BATCH) break;
+    }
+  }
+  return purged;
+}
+
+const PURGE_BATCH = 10_000;

@@ -1,0 +1,74 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AuditEventInput } from '../../domain/audit';
+import type { Page } from '../../domain/pagination';
+import type { CelQuery } from '../../domain/selectors';
+import { recordAuditEvents } from '../audit';
+import { AuditEventSchema, type AuditEvent } from '../entities';
+import { listFiltered } from './common';
+
+/** `total` of an unfiltered page is counted up to this many (the page says `countLimit` past it). */
+const COUNT_LIMIT = 10_000;
+
+export interface AuditPageRequest {
+  limit: number;
+  /** The id of the last event of the previous page: this page holds older ones. */
+  after?: string;
+}
+
+/** The millisecond a UUID version 7 was made at (the first 48 bits). */
+function idTime(id: string): Date {
+  return new Date(parseInt(id.replace(/-/g, '').slice(0, 12), 16));
+}
+
+/** The audit trail as the API reads and writes it (domain/audit.ts). */
+export class AuditStore {
+  constructor(private readonly em: EntityManager) {}
+
+  record(events: readonly AuditEventInput[]): Promise<void> {
+    return recordAuditEvents(this.em, events);
+  }
+
+  /** Newest first, after a cursor; with a CEL filter over `event`, as every filtered list reads. */
+  async list(
+    workspaceId: string,
+    request: AuditPageRequest,
+    filter?: CelQuery<'event'>,
+  ): Promise<Page<AuditEvent>> {
+    const where = {
+      workspaceId,
+      ...(request.after ? { createdAt: { $lte: idTime(request.after) }, id: { $lt: request.after } } : {}),
+    };
+    const page = { limit: request.limit, offset: 0 };
+    if (filter) return listFiltered(this.em, workspaceId, AuditEventSchema, where, page, filter, 'desc');
+    const items = await this.em.find(AuditEventSchema, where, {
+      orderBy: { createdAt: 'desc', id: 'desc' },
+      limit: request.limit,
+      disableIdentityMap: true,
+    });
+    const [counted] = await this.em
+      .getConnection()
+      .execute<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_event WHERE workspace_id = ?${
+          request.after ? ' AND created_at <= ? AND id < ?' : ''
+        } LIMIT ${COUNT_LIMIT}) counted`,
+        request.after ? [workspaceId, idTime(request.after), request.after] : [workspaceId],
+      );
+    const n = counted?.n ?? 0;
+    return {
+      items,
+      total: n,
+      limit: request.limit,
+      offset: 0,
+      ...(n >= COUNT_LIMIT ? { countLimit: COUNT_LIMIT } : {}),
+    };
+  }
+
+  /** A deployment's newest events: its board's timeline. */
+  timeline(workspaceId: string, deploymentId: string, limit: number): Promise<AuditEvent[]> {
+    return this.em.find(
+      AuditEventSchema,
+      { workspaceId, deploymentId },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit, disableIdentityMap: true },
+    );
+  }
+}
