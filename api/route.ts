@@ -30,6 +30,8 @@ export type AuthKind = 'none' | 'apiKey' | 'admin';
 export interface HandlerResult {
   status: number;
   body?: unknown;
+  /** Whether the write created its record, for its audit event, where its answer does not say. */
+  created?: boolean;
 }
 
 export interface ResponseSpec {
@@ -169,7 +171,7 @@ export async function audited(
   return actingAs(actorOf(principal), ctx.state.requestId, async () => {
     const result = await handle();
     if (write.method !== 'get' && write.audit !== false && result.status < 400)
-      await auditWrite(ctx, write, { ...input, response: result.body }, principal);
+      await auditWrite(ctx, write, { ...input, response: result.body, created: result.created }, principal);
     return result;
   });
 }
@@ -178,7 +180,7 @@ export async function audited(
 async function auditWrite(
   ctx: AppContext,
   spec: AuditedWrite,
-  write: { params: unknown; body: unknown; response: unknown },
+  write: { params: unknown; body: unknown; response: unknown; created?: boolean },
   principal: Principal,
 ): Promise<void> {
   const params = (write.params ?? {}) as Record<string, unknown>;
@@ -188,6 +190,7 @@ async function auditWrite(
     params,
     body: write.body,
     response: write.response,
+    ...(write.created === undefined ? {} : { created: write.created }),
     audit: spec.audit || undefined,
   });
   const workspaceId =

@@ -4,6 +4,11 @@ import type { OrchestrationMessage } from '../domain/orchestration';
 
 /** The channel the relay LISTENs on; NOTIFY is transactional, so it fires only on commit. */
 export const OUTBOX_CHANNEL = 'flightdeck_outbox';
+/**
+ * The payload of a notification for the relay's webhook lane alone (Migration0033's trigger sends it
+ * too): every other notification leaves that lane asleep, so claims and wakes cost it nothing.
+ */
+export const OUTBOX_WEBHOOKS_WAKE = 'webhooks';
 
 /**
  * The active trace context as propagation headers (W3C `traceparent`, `tracestate`), JSON for the
@@ -33,8 +38,9 @@ export async function enqueueOrchestrations(
        SELECT message->>'kind', message, ?::jsonb,
               CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
          FROM jsonb_array_elements(?::jsonb) AS message)
-     SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
-    [outboxTraceContext(), JSON.stringify(messages)],
+     SELECT pg_notify('${OUTBOX_CHANNEL}', ''),
+            CASE WHEN ? THEN pg_notify('${OUTBOX_CHANNEL}', '${OUTBOX_WEBHOOKS_WAKE}') END`,
+    [outboxTraceContext(), JSON.stringify(messages), messages.some((m) => m.kind === 'webhook.deliver')],
   );
 }
 

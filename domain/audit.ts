@@ -114,6 +114,8 @@ export interface WriteRequest {
   params: Record<string, unknown>;
   body: unknown;
   response: unknown;
+  /** Whether the write created its record, when its handler said so. */
+  created?: boolean;
   /** The route's own naming, where the path alone would mislead. */
   audit?: WriteAudit;
 }
@@ -138,7 +140,7 @@ export function describeWrite(
   const paramId = lastParam && lastParam !== 'workspaceId' ? String(write.params[lastParam]) : undefined;
   // A verb acts on the record its path names (an approval's answer is the approval, not the release).
   const recordId = verb ? (paramId ?? idOf(write.response)) : (idOf(write.response) ?? paramId);
-  const action = write.audit?.action ?? `${recordType}.${verb ?? methodVerb(write.method, write.response)}`;
+  const action = write.audit?.action ?? `${recordType}.${verb ?? methodVerb(write)}`;
   const deploymentId =
     recordType === 'deployment' ? recordId : (write.params.deploymentId as string | undefined);
   return {
@@ -155,8 +157,9 @@ function idOf(response: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-function methodVerb(method: string, response: unknown): string {
+function methodVerb({ method, response, created }: WriteRequest): string {
   if (method === 'delete') return 'deleted';
+  if (created !== undefined) return created ? 'created' : 'updated';
   const message = (response as { message?: unknown } | undefined)?.message;
   if (typeof message === 'string' && /\bupdated$/i.test(message)) return 'updated';
   if (typeof message === 'string' && /\bcreated$/i.test(message)) return 'created';

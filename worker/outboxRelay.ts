@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import { Client as PgClient, Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
-import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL } from '../db/outbox';
+import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL, OUTBOX_WEBHOOKS_WAKE } from '../db/outbox';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import { coalescingKey, leaseKey, settledLeases, type Dispatch } from './orchestrationDispatch';
 
@@ -31,7 +31,8 @@ const LANES = [
   { name: 'starts', lane: 1, few: true },
   { name: 'leases', lane: 2, few: false },
   { name: 'messages', lane: 0, few: false },
-  { name: 'webhooks', lane: 3, few: false },
+  // Woken only by its own notification (OUTBOX_WEBHOOKS_WAKE): a claim's or a wake's leaves it asleep.
+  { name: 'webhooks', lane: 3, few: false, wokenBy: OUTBOX_WEBHOOKS_WAKE },
 ] as const;
 
 type Lane = (typeof LANES)[number];
@@ -122,7 +123,7 @@ export class OutboxRelay {
 
   private async listen(): Promise<void> {
     const listener = new PgClient({ connectionString: this.options.databaseUrl });
-    listener.on('notification', () => this.wakeAll());
+    listener.on('notification', (notification) => this.wakeFor(notification.payload ?? ''));
     listener.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'outbox listener lost; polling until it reconnects');
       void listener.end().catch(() => undefined);
@@ -158,6 +159,15 @@ export class OutboxRelay {
 
   private wakeAll(): void {
     for (const wake of this.wakes.values()) wake();
+  }
+
+  /** The lanes a notification is for: the one whose own it is, else every lane without one of its own. */
+  private wakeFor(payload: string): void {
+    for (const lane of LANES) {
+      const own = 'wokenBy' in lane ? lane.wokenBy : undefined;
+      if (own === undefined ? payload === OUTBOX_WEBHOOKS_WAKE : payload !== own) continue;
+      this.wakes.get(lane.name)?.();
+    }
   }
 
   private async run(lane: Lane): Promise<void> {

@@ -31,8 +31,11 @@ export const resourceProviderRoutes = [
       409: { description: 'The id given belongs to another provider' },
     },
     async handle(ctx, { params, body }) {
-      const provider = await ctx.state.stores.resourceProviders.upsertByName(params.workspaceId, body);
-      return { status: 202, body: toResourceProvider(provider) };
+      const { record, created } = await ctx.state.stores.resourceProviders.upsertByName(
+        params.workspaceId,
+        body,
+      );
+      return { status: 202, body: toResourceProvider(record), created };
     },
   }),
   route({

@@ -104,7 +104,7 @@ export class Migration0033AuditAndWebhooks extends Migration {
          )
          SELECT count(*) INTO queued FROM started;
          IF queued > 0 THEN
-           PERFORM pg_notify('flightdeck_outbox', '');
+           PERFORM pg_notify('flightdeck_outbox', 'webhooks');
          END IF;
          RETURN NULL;
        END

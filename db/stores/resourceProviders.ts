@@ -5,7 +5,7 @@ import { ResourceProviderSchema, ResourceSchema, type Resource, type ResourcePro
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import { lockWorkspaceTargets } from '../../engine/targets/releaseTargetSync';
-import { listPage } from './common';
+import { listPage, type Upserted } from './common';
 
 export interface ResourceProviderInput {
   /** The id a new provider gets; a provider that exists keeps its own. */
@@ -26,19 +26,19 @@ export class ResourceProviderStore {
    * PUT by name: `ctrlc` sends the same name on every run (and an empty id), so the name is the key.
    * One statement inserts or finds it, so two first runs at once both get the one provider.
    */
-  upsertByName(workspaceId: string, input: ResourceProviderInput): Promise<ResourceProvider> {
+  upsertByName(workspaceId: string, input: ResourceProviderInput): Promise<Upserted<ResourceProvider>> {
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {
-          await em.execute(
+          const inserted = await em.execute<{ id: string }[]>(
             `INSERT INTO resource_provider (id, workspace_id, name, metadata) VALUES (?, ?, ?, ?::jsonb)
-             ON CONFLICT (workspace_id, name) DO NOTHING`,
+             ON CONFLICT (workspace_id, name) DO NOTHING RETURNING id`,
             [input.id ?? newId(), workspaceId, input.name, JSON.stringify(input.metadata ?? {})],
           );
           const provider = await em.findOneOrFail(ResourceProviderSchema, { workspaceId, name: input.name });
           if (input.metadata) em.assign(provider, { metadata: input.metadata });
           await em.flush();
-          return provider;
+          return { record: provider, created: inserted.length > 0 };
         }),
       `Another resource provider already has the id ${input.id ?? ''}`,
     );

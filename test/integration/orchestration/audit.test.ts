@@ -27,8 +27,10 @@ describe('audit trail', () => {
   let stack: TestStack;
   const ws = () => `/v1/workspaces/${stack.workspaceId}`;
 
+  const ADMIN_TOKEN = 'audit-admin-token-0123456789';
+
   beforeAll(async () => {
-    stack = await startTestStack();
+    stack = await startTestStack({ adminToken: ADMIN_TOKEN });
   });
   afterAll(() => stack?.close());
 
@@ -87,6 +89,30 @@ describe('audit trail', () => {
         { key: 'DB_PASSWORD', value: secrets[3], sensitive: true },
       ],
     });
+    const rule = await write('post', '/relationship-rules', {
+      name: 'audit database',
+      reference: 'database',
+      cel: 'to.kind == "database" && to.metadata["app"] == from.metadata["app"]',
+    });
+    const provider = await write('put', '/resource-providers', { name: 'audit-scanner' });
+    await write('put', `/resource-providers/${provider.id}/set`, {
+      resources: [
+        {
+          identifier: 'audit-scanned',
+          name: 'audit-scanned',
+          kind: 'node',
+          version: 'v1',
+          config: {},
+          metadata: {},
+        },
+      ],
+    });
+    const runbook = await write('post', '/workflows', {
+      name: 'Audit runbook',
+      inputs: [],
+      jobAgents: [{ name: 'run', ref: records.jobAgent, config: {}, selector: 'false' }],
+    });
+    const run = await write('post', `/workflows/${runbook.id}/runs`, { inputs: {} });
     await write('delete', `/holds/${records.hold}`);
     // The seeded policy asks an approval of every target: gone, the next test's release runs.
     await write('delete', `/policies/${records.policy}`);
@@ -128,6 +154,11 @@ describe('audit trail', () => {
       ['resource.variables_updated', undefined],
       ['webhook.created', webhook.id],
       ['variable_set.created', variableSet.id],
+      ['relationship_rule.created', rule.id],
+      ['resource_provider.created', provider.id],
+      ['resource_provider.resources_set', provider.id],
+      ['workflow.created', runbook.id],
+      ['workflow_run.created', run.id],
     ];
     const missing = expected.filter(([action, id]) => find(action, id)?.actor.type !== 'key');
     expect(missing).toEqual([]);
@@ -187,6 +218,31 @@ describe('audit trail', () => {
     const agents = await allEvents(`&cel=${encodeURIComponent('event.actor.type == "agent"')}`);
     expect(agents.length).toBeGreaterThanOrEqual(3);
     expect(agents.every((event) => event.actor.type === 'agent')).toBe(true);
+  });
+
+  it('records the operator’s writes with the admin token as the actor, in the workspace written', async () => {
+    const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+    const created = await stack.http
+      .post('/v1/admin/workspaces')
+      .set(admin)
+      .send({ name: 'Audited team' })
+      .expect(201);
+    const key = await stack.http
+      .post(`/v1/admin/workspaces/${created.body.id}/api-keys`)
+      .set(admin)
+      .send({ name: 'ci' })
+      .expect(201);
+    const page = (
+      await stack.http
+        .get(`/v1/workspaces/${created.body.id}/audit-events`)
+        .set('x-api-key', key.body.key as string)
+        .expect(200)
+    ).body as AuditPage;
+    expect(page.items.map((event) => [event.action, event.actor])).toEqual([
+      ['api_key.created', { type: 'key', id: 'admin', name: 'operator' }],
+      ['workspace.created', { type: 'key', id: 'admin', name: 'operator' }],
+    ]);
+    expect(JSON.stringify(page)).not.toContain(key.body.key as string);
   });
 
   it('keeps each workspace’s trail to itself and refuses a bad filter', async () => {
