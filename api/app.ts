@@ -7,6 +7,7 @@ import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { recordSelectorOverruns } from '../engine/selectors/selectorOverruns';
 import { createStores, type Stores } from '../db/stores';
+import { SYSTEM_ACTOR } from '../domain/audit';
 import { authenticate } from './middleware/auth';
 import { urlInput } from './middleware/urlInput';
 import { jsonBody } from './middleware/body';
@@ -179,11 +180,13 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   app.use(httpMetrics.middleware);
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
+    ctx.state.origin = { actor: SYSTEM_ACTOR, requestId: ctx.state.requestId };
     const stores = createStores(
       deps.orm,
       deps.secrets,
       deps.rego,
       deps.policySkips ?? DEFAULT_SKIP_LIFETIMES,
+      ctx.state.origin,
     );
     ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
     await next();

@@ -8,7 +8,7 @@ import { strictBody } from './strictBody';
 import type { Principal } from '../domain/principal';
 import { isPageBody, pageJson } from './pageJson';
 import { actorOf, describeWrite, type WriteAudit } from '../domain/audit';
-import { actingAs } from '../db/audit';
+import type { AuditOrigin } from '../db/audit';
 
 /**
  * One declaration per endpoint: the zod schemas validate the request and generate the OpenAPI
@@ -21,6 +21,8 @@ export interface AppState {
   log: Logger;
   stores: Stores;
   principal?: Principal;
+  /** Who the request acts as, shared with its stores: the system until the caller is known. */
+  origin: AuditOrigin;
 }
 
 export type AppContext = ParameterizedContext<AppState>;
@@ -158,8 +160,8 @@ export interface AuditedWrite {
 }
 
 /**
- * Runs a request's handler as its caller (the events the engine records on the way are the
- * caller's) and, for a write that succeeded, records the write's own audit event.
+ * Runs a request's handler as its caller (the events its stores record on the way are the caller's)
+ * and, for a write that succeeded, records the write's own audit event.
  */
 export async function audited(
   ctx: AppContext,
@@ -168,12 +170,11 @@ export async function audited(
   input: { params: unknown; body: unknown },
   handle: () => Promise<HandlerResult>,
 ): Promise<HandlerResult> {
-  return actingAs(actorOf(principal), ctx.state.requestId, async () => {
-    const result = await handle();
-    if (write.method !== 'get' && write.audit !== false && result.status < 400)
-      await auditWrite(ctx, write, { ...input, response: result.body, created: result.created }, principal);
-    return result;
-  });
+  ctx.state.origin.actor = actorOf(principal);
+  const result = await handle();
+  if (write.method !== 'get' && write.audit !== false && result.status < 400)
+    await auditWrite(ctx, write, { ...input, response: result.body, created: result.created }, principal);
+  return result;
 }
 
 /** The audit event of an API write, in the workspace it wrote to (a new workspace: the answer's). */

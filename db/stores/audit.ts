@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AuditEventInput } from '../../domain/audit';
 import type { Page } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
-import { recordAuditEvents } from '../audit';
+import { recordAuditEvents, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { AuditEventSchema, type AuditEvent } from '../entities';
 import { listFiltered } from './common';
 
@@ -22,10 +22,14 @@ function idTime(id: string): Date {
 
 /** The audit trail as the API reads and writes it (domain/audit.ts). */
 export class AuditStore {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Who the request acts as: the events it records are theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
+  ) {}
 
   record(events: readonly AuditEventInput[]): Promise<void> {
-    return recordAuditEvents(this.em, events);
+    return recordAuditEvents(this.em, events, this.origin);
   }
 
   /** Newest first, after a cursor; with a CEL filter over `event`, as every filtered list reads. */

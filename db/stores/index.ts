@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../database';
 import type { RegoEngine } from '../../domain/planValidation';
 import type { SecretBox } from '../secrets';
+import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { ApiKeyStore } from './apiKeys';
 import { AuditStore } from './audit';
 import { WebhookStore } from './webhooks';
@@ -73,6 +74,7 @@ export function createStores(
   secrets: SecretBox,
   rego: RegoEngine,
   skipLifetimes: SkipLifetimes,
+  origin: AuditOrigin = SYSTEM_ORIGIN,
 ): Stores {
   const em = orm.em.fork() as EntityManager;
   return {
@@ -93,16 +95,16 @@ export function createStores(
     policies: new PolicyStore(em, secrets, rego),
     policySkips: new PolicySkipStore(em, skipLifetimes),
     holds: new HoldStore(em),
-    audit: new AuditStore(em),
+    audit: new AuditStore(em, origin),
     webhooks: new WebhookStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
-    releases: new ReleaseStore(em),
-    jobs: new JobStore(em),
+    releases: new ReleaseStore(em, origin),
+    jobs: new JobStore(em, origin),
     targetStates: new TargetStateStore(em),
-    pull: new PullStore(em, secrets),
+    pull: new PullStore(em, secrets, origin),
     githubWebhooks: new GithubWebhookStore(em, secrets),
-    runbooks: new RunbookStore(em, secrets),
+    runbooks: new RunbookStore(em, secrets, origin),
     rolloutBoard: new RolloutBoardStore(em),
     dora: new DoraView(em),
     selectorOverruns: new SelectorOverrunStore(em),

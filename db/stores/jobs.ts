@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import type { JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
@@ -41,7 +42,11 @@ export interface JobWithRelease {
 const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
 
 export class JobStore {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Who the request acts as: a reported status's audit event is theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
+  ) {}
 
   list(
     workspaceId: string,
@@ -115,7 +120,7 @@ export class JobStore {
     id: string,
     change: JobStatusChange,
   ): Promise<Job> {
-    return changeJobStatus(this.em, { workspaceId, jobAgentId }, id, change);
+    return changeJobStatus(this.em, { workspaceId, jobAgentId }, id, { ...change, by: this.origin });
   }
 
   /** A job and its verifications, oldest first. */

@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { ConflictError, ForbiddenError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
@@ -45,7 +46,11 @@ export interface ApprovalInput {
 }
 
 export class ReleaseStore {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Who the request acts as: a cancel's audit events are theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
+  ) {}
 
   list(workspaceId: string, filter: ReleaseFilter, page: PageRequest): Promise<Page<Release>> {
     const where = Object.fromEntries(
@@ -177,7 +182,7 @@ export class ReleaseStore {
       if (isTerminalReleasePhase(release.phase)) {
         throw new ConflictError(`The release already ended: ${release.phase}`, 'release_ended');
       }
-      const cancelled = await cancelOpenJobs(em, { releaseId }, 'release cancelled');
+      const cancelled = await cancelOpenJobs(em, { releaseId }, 'release cancelled', this.origin);
       release.phase = 'cancelled';
       release.phaseReason = `cancelled${cancelled.length > 0 ? `; ${cancelled.length} active job(s) cancelled` : ''}`;
       release.completedAt = new Date();

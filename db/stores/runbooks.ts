@@ -1,6 +1,7 @@
 import { isUuid } from '../../domain/uuid';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { cancelOpenJobs } from '../../engine/jobMoves';
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
@@ -57,6 +58,8 @@ export class RunbookStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
+    /** Who the request acts as: a cancel's audit events are theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
   ) {}
 
   list(workspaceId: string, page: PageRequest): Promise<Page<Runbook>> {
@@ -315,7 +318,7 @@ export class RunbookStore {
       if (!run) throw new NotFoundError('workflow run', runId);
       if (run.status !== 'running')
         throw new ConflictError(`The run has ended: it ${run.status}`, 'run_ended');
-      await cancelOpenJobs(tx, { runbookRunId: runId }, 'workflow run cancelled');
+      await cancelOpenJobs(tx, { runbookRunId: runId }, 'workflow run cancelled', this.origin);
       run.status = 'cancelled';
       run.completedAt = new Date();
       await tx.flush();

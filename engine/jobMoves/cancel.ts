@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { DEFAULT_CANCEL_GRACE_SECONDS } from '../../domain/jobAgents';
 import { movesInto } from '../../domain/jobStatus';
 import { enqueueOrchestrations } from '../../db/outbox';
-import { recordAuditEvents } from '../../db/audit';
+import { recordAuditEvents, type AuditOrigin } from '../../db/audit';
 import { jobEvent } from '../../domain/audit';
 
 /** Whose open jobs a cancel ends: a release's, or a runbook run's. */
@@ -22,6 +22,7 @@ export async function cancelOpenJobs(
   em: EntityManager,
   scope: CancelScope,
   message: string,
+  by: AuditOrigin,
 ): Promise<string[]> {
   const [owner, ownerId] =
     'releaseId' in scope ? ['release_id', scope.releaseId] : ['workflow_run_id', scope.runbookRunId];
@@ -82,6 +83,7 @@ export async function cancelOpenJobs(
           ['status'],
         ),
       ),
+    by,
   );
   await enqueueOrchestrations(
     em,

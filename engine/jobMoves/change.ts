@@ -6,7 +6,7 @@ import { JobSchema, type Job } from '../../db/entities';
 import { enqueueOrchestrations } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
-import { recordAuditEvents } from '../../db/audit';
+import { recordAuditEvents, type AuditOrigin } from '../../db/audit';
 import { jobEvent } from '../../domain/audit';
 
 export interface JobStatusChange {
@@ -24,6 +24,8 @@ export interface JobStatusChange {
    * their answer, and a second wake could only reach it while it ends.
    */
   wakeRelease?: boolean;
+  /** Who moves the job, for its audit event (the system when absent). */
+  by?: AuditOrigin;
 }
 
 export interface JobScope {
@@ -129,7 +131,8 @@ export async function changeJobStatus(
     const changed = (['status', 'message', 'externalId'] as const).filter(
       (field) => before[field] !== job[field],
     );
-    if (changed.length > 0) await recordAuditEvents(tx, [jobEvent(job, before.status, [...changed])]);
+    if (changed.length > 0)
+      await recordAuditEvents(tx, [jobEvent(job, before.status, [...changed])], change.by);
     if (status === 'in_progress' && !job.startedAt) job.startedAt = new Date();
     if (status === 'queued' && moved) job.startedAt = null;
     if (isTerminalJobStatus(status) && !job.completedAt) job.completedAt = new Date();

@@ -6,7 +6,7 @@ import { deliveryLimits, leaseExpiries, leaseReaperLag } from '../metrics';
 import { DEFAULT_MAX_DELIVERIES } from '../../domain/jobAgents';
 import { changeJobStatus } from './change';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
-import { AUDIT_EVENT_COLUMNS, currentAuditScope } from '../../db/audit';
+import { AUDIT_EVENT_COLUMNS, SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
 
 /**
  * Claiming and reaping (docs/behaviour.md "Pull job agents"). A claim is ONE statement: it moves a queued job of
@@ -37,6 +37,8 @@ export interface ClaimRequest {
   jobId: string;
   claimId: string;
   leaseSeconds: number | null;
+  /** Who claims: its audit events are theirs. */
+  by: AuditOrigin;
 }
 
 /**
@@ -82,7 +84,7 @@ const CLAIM = preparedStatement(
 );
 
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
-  const { actor, requestId } = currentAuditScope();
+  const { actor, requestId } = request.by;
   const [row] = await runPrepared<
     Record<string, unknown> & {
       lease_claim_id: string | null;
@@ -170,7 +172,7 @@ export interface ExpiredClaim {
  * each through `changeJobStatus`, which wakes its release, in the sweep's transaction.
  */
 export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClaim[]> {
-  const { actor, requestId } = currentAuditScope();
+  const { actor, requestId } = SYSTEM_ORIGIN;
   const expired: ExpiredClaim[] = [];
   for (;;) {
     const rows = await em.transactional(async (tx) => {

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors';
 import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
@@ -142,6 +143,8 @@ export class PullStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
+    /** Who the request acts as: the claims' and reports' audit events are theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
   ) {}
 
   /**
@@ -202,6 +205,7 @@ export class PullStore {
       jobId,
       claimId: newId(),
       leaseSeconds: leaseSecondsOf(agent.config),
+      by: this.origin,
     });
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
     if (outcome.outcome === 'claimed') jobClaims.inc({ workspace: caller.workspaceId, agent: agent.name });
@@ -232,6 +236,7 @@ export class PullStore {
         from: ['in_progress'],
         claimId: outcome.lease?.claimId,
         message: 'its answer could not be built; back in the queue',
+        by: this.origin,
       });
       throw error;
     }
@@ -286,6 +291,7 @@ export class PullStore {
       message: 'given back to the queue',
       claimId,
       from: ['in_progress'],
+      by: this.origin,
     });
   }
 
