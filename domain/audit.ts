@@ -1,4 +1,5 @@
 import type { GateEvaluation, RuleEvaluation } from './gates';
+import type { ReleaseIdentity } from './orchestration';
 import type { Principal } from './principal';
 
 /**
@@ -174,15 +175,6 @@ export function fieldNames(body: unknown): string[] {
     .sort();
 }
 
-export interface EvaluatedRelease {
-  id: string;
-  workspaceId: string;
-  deploymentId: string;
-  environmentId: string;
-  resourceId: string;
-  versionId: string;
-}
-
 /** A job's move or change, with what it was before (`from`) and is now. */
 export function jobEvent(
   job: {
@@ -219,7 +211,7 @@ const MESSAGE_LIMIT = 500;
 /** A release's event: the release and its target's records as its details. */
 export function releaseEvent(
   action: string,
-  release: EvaluatedRelease,
+  release: ReleaseIdentity,
   details: Record<string, unknown> = {},
 ): AuditEventInput {
   return {
@@ -231,34 +223,13 @@ export function releaseEvent(
   };
 }
 
-function releaseDetails(release: EvaluatedRelease) {
+function releaseDetails(release: ReleaseIdentity) {
   return {
     releaseId: release.id,
     deploymentId: release.deploymentId,
     environmentId: release.environmentId,
     resourceId: release.resourceId,
     versionId: release.versionId,
-  };
-}
-
-/** A release's identity as its row spells it. */
-export interface ReleaseIdentityRow {
-  id: string;
-  workspace_id: string;
-  deployment_id: string;
-  environment_id: string;
-  resource_id: string;
-  version_id: string;
-}
-
-export function releaseOfRow(row: ReleaseIdentityRow): EvaluatedRelease {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    deploymentId: row.deployment_id,
-    environmentId: row.environment_id,
-    resourceId: row.resource_id,
-    versionId: row.version_id,
   };
 }
 
@@ -269,7 +240,7 @@ export function releaseOfRow(row: ReleaseIdentityRow): EvaluatedRelease {
  * `hold.applied`). An evaluation that decides what the previous one did says nothing.
  */
 export function evaluationEvents(
-  release: EvaluatedRelease,
+  release: ReleaseIdentity,
   previous: GateEvaluation | null,
   next: GateEvaluation,
 ): AuditEventInput[] {

@@ -10,6 +10,27 @@ export interface ReleaseIdentity extends ReleaseTargetRef {
   versionId: string;
 }
 
+/** A release's identity as its row spells it. */
+export interface ReleaseIdentityRow {
+  id: string;
+  workspace_id: string;
+  deployment_id: string;
+  environment_id: string;
+  resource_id: string;
+  version_id: string;
+}
+
+export function releaseOfRow(row: ReleaseIdentityRow): ReleaseIdentity {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    deploymentId: row.deployment_id,
+    environmentId: row.environment_id,
+    resourceId: row.resource_id,
+    versionId: row.version_id,
+  };
+}
+
 /** A job as the release workflow tracks it. */
 export interface JobRef {
   id: string;

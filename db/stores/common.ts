@@ -7,8 +7,6 @@ import { recordOf, type RowShape, type StoredRow } from '../../engine/selectors/
 import { celThreads } from '../../engine/selectors/celThreads';
 import { paced } from '../../engine/selectors/pace';
 import { uuidArray } from '../sql';
-import type { Principal } from '../../domain/principal';
-import { ApiKeySchema } from '../entities';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
 export interface Upserted<T> {
@@ -29,16 +27,6 @@ export async function findOwned<T extends Owned>(
   const record = await em.findOne(schema, { id, workspaceId } as FilterQuery<T>);
   if (!record) throw new NotFoundError(kind, id);
   return record;
-}
-
-/** Who acts, as records name them: an API key by its id and name, or the operator. */
-export async function actorOf(
-  em: EntityManager,
-  principal: Principal,
-): Promise<{ id: string; name: string }> {
-  if (principal.kind !== 'apiKey') return { id: 'admin', name: 'operator' };
-  const key = await em.findOne(ApiKeySchema, { id: principal.apiKeyId });
-  return { id: principal.apiKeyId, name: key?.name ?? principal.apiKeyId };
 }
 
 /** One page in creation order; ties broken by the key (`id` unless given) so pages never overlap. */

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf } from '../../domain/audit';
 import { ConflictError, ValidationError } from '../../domain/errors';
 import { holdExpiry, MAX_HOLDS_PER_WORKSPACE, type HoldEffect, type HoldSchedule } from '../../domain/holds';
 import type { Page, PageRequest } from '../../domain/pagination';
@@ -8,7 +9,7 @@ import { applyHold, releaseHold } from '../../engine/executor/holdEffects';
 import { DeploymentVersionSchema, HoldSchema, type Hold } from '../entities';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
-import { actorOf, findOwned, listPage } from './common';
+import { findOwned, listPage } from './common';
 
 export interface HoldInput {
   selector: string;
@@ -60,7 +61,7 @@ export class HoldStore {
           );
       }
       const now = new Date();
-      const actor = await actorOf(em, principal);
+      const actor = actorOf(principal);
       const hold = em.create(HoldSchema, {
         id: newId(),
         workspaceId,

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf } from '../../domain/audit';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { PolicyRule } from '../../domain/policies';
@@ -15,7 +16,7 @@ import {
 } from '../entities';
 import { newId } from '../ids';
 import { wakeReleases } from '../releaseWake';
-import { actorOf, findOwned, listPage } from './common';
+import { findOwned, listPage } from './common';
 import { applyHold } from '../../engine/executor/holdEffects';
 
 export interface PolicySkipInput {
@@ -52,7 +53,7 @@ export class PolicySkipStore {
       if (input.resourceId) await findOwned(em, ResourceSchema, workspaceId, input.resourceId, 'resource');
       const skipsHold = await assertSkippableRule(em, workspaceId, input.ruleId);
       const now = new Date();
-      const actor = await actorOf(em, principal);
+      const actor = actorOf(principal);
       const skip = em.create(PolicySkipSchema, {
         id: newId(),
         workspaceId,

@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf } from '../../domain/audit';
 import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { ConflictError, ForbiddenError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
@@ -23,7 +24,7 @@ import { unbindApprovals } from '../../engine/planner/shipDigests';
 import { cancelOpenJobs } from '../../engine/jobMoves';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
-import { actorOf, findOwned, listPage } from './common';
+import { findOwned, listPage } from './common';
 
 export interface ReleaseFilter {
   deploymentId?: string;
@@ -130,7 +131,7 @@ export class ReleaseStore {
       );
       for (const environmentId of environmentIds)
         await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
-      const user = await actorOf(em, principal);
+      const user = actorOf(principal);
       if (input.status === 'approved' && version.createdById === user.id) {
         const policy = await distinctApproverPolicy(em, workspaceId, versionId, environmentIds);
         if (policy) {
@@ -221,7 +222,7 @@ export class ReleaseStore {
           'release_not_run',
         );
       }
-      const user = await actorOf(em, principal);
+      const user = actorOf(principal);
       await requestRedeploy(
         em,
         release.id,

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf } from '../../domain/audit';
 import { ConflictError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
@@ -17,7 +18,7 @@ import {
 } from './versionDependencies';
 import type { SecretBox } from '../secrets';
 import { sealConfig } from '../sensitiveValues';
-import { actorOf, definedOnly, findOwned, listFiltered } from './common';
+import { definedOnly, findOwned, listFiltered } from './common';
 import type { Principal } from '../../domain/principal';
 
 export interface NewVersion {
@@ -84,7 +85,7 @@ export class VersionStore {
             rolloutStatus: null,
             rolloutReleaseCount: 0,
             rolloutCompletedAt: null,
-            createdById: principal ? (await actorOf(em, principal)).id : null,
+            createdById: principal ? actorOf(principal).id : null,
           });
           if (input.dependencies && Object.keys(input.dependencies).length > 0) {
             await em.flush();

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReleaseIdentityRow } from '../../domain/orchestration';
 import { groupBy } from '../../domain/grouping';
 import type {
   ApprovalFact,
@@ -25,13 +26,7 @@ import { holdsOnTarget, loadWorkspaceHolds } from './holdMatching';
 import type { LoadedRelease } from '../../workflows/activityResults';
 import type { z } from 'zod';
 
-interface ReleaseRow {
-  id: string;
-  workspace_id: string;
-  deployment_id: string;
-  environment_id: string;
-  resource_id: string;
-  version_id: string;
+interface ReleaseRow extends ReleaseIdentityRow {
   phase: ReleasePhase;
   version_created_by: string | null;
   redeploy_requested_at: Date | null;

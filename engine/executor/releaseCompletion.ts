@@ -3,7 +3,8 @@ import type { ReleasePhase } from '../../domain/releases';
 import { openReleasesOfTargets, wakeReleases } from '../../db/releaseWake';
 import { rollBackAfterFailure } from './rollback';
 import { recordAuditEvents } from '../../db/audit';
-import { releaseEvent, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
+import { releaseEvent } from '../../domain/audit';
+import { releaseOfRow, type ReleaseIdentityRow } from '../../domain/orchestration';
 
 export type FinalPhase = Exclude<ReleasePhase, 'pending' | 'running'>;
 

@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canEverDeploy } from '../../domain/eligibility';
 import { evaluateGates, type GateEvaluation } from '../../domain/gates';
-import type { JobRef, OrchestrationMessage } from '../../domain/orchestration';
+import { releaseOfRow, type JobRef, type OrchestrationMessage } from '../../domain/orchestration';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import type { VersionFields } from '../../domain/selectors';
 import { createJobs, RELEASE_ROW_COLUMNS, takeTargetSlots, type ReleaseRow } from '../planner/jobCreation';
 import { newId } from '../../db/ids';
 import { enqueueOrchestrations } from '../../db/outbox';
 import { recordAuditEvents } from '../../db/audit';
-import { evaluationEvents, releaseEvent, releaseOfRow } from '../../domain/audit';
+import { evaluationEvents, releaseEvent } from '../../domain/audit';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
 import { DEPLOYED_VERSION_JOIN, loadReleases } from '../eligibility/releaseFacts';
 import { wakeReleases } from '../../db/releaseWake';
@@ -226,14 +226,7 @@ async function enqueueReleaseStarts(
       const started = jobs.get(release.id);
       return {
         kind: 'release.start',
-        release: {
-          id: release.id,
-          workspaceId: release.workspace_id,
-          deploymentId: release.deployment_id,
-          environmentId: release.environment_id,
-          resourceId: release.resource_id,
-          versionId: release.version_id,
-        },
+        release: releaseOfRow(release),
         ...(started
           ? { admitted: { evaluation: evaluations.get(release.id)!, attempt: 1, jobs: started } }
           : {}),

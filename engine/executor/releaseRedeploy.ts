@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReleaseIdentityRow } from '../../domain/orchestration';
 import { enqueueOrchestration } from '../../db/outbox';
 import type { RedeployRecord } from '../../db/entities';
 
@@ -13,16 +14,7 @@ export async function requestRedeploy(
   record: RedeployRecord,
   phaseReason: string,
 ): Promise<void> {
-  const [release] = await tx.execute<
-    {
-      id: string;
-      workspace_id: string;
-      deployment_id: string;
-      environment_id: string;
-      resource_id: string;
-      version_id: string;
-    }[]
-  >(
+  const [release] = await tx.execute<ReleaseIdentityRow[]>(
     `UPDATE release
         SET phase = 'pending', phase_reason = ?, redeploy_requested_at = ?, redeploy_override_reason = ?,
             redeploys = redeploys || jsonb_build_array(?::jsonb), completed_at = NULL, updated_at = now()

@@ -3,7 +3,8 @@ import type { GateEvaluation } from '../../domain/gates';
 import type { ReleaseProgress } from '../../domain/releaseProgress';
 import type { Measurement } from '../../db/entities';
 import { recordAuditEvents } from '../../db/audit';
-import { evaluationEvents, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
+import { evaluationEvents } from '../../domain/audit';
+import { releaseOfRow, type ReleaseIdentityRow } from '../../domain/orchestration';
 
 /**
  * The release workflow's reads and writes of its own release (activities/release.ts runs them).

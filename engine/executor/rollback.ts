@@ -4,7 +4,8 @@ import { decideRollback } from '../../domain/rollback';
 import { loadRelease } from '../eligibility/releaseFacts';
 import { requestRedeploy } from './releaseRedeploy';
 import { recordAuditEvents } from '../../db/audit';
-import { releaseEvent, releaseOfRow, type ReleaseIdentityRow } from '../../domain/audit';
+import { releaseEvent } from '../../domain/audit';
+import { releaseOfRow, type ReleaseIdentityRow } from '../../domain/orchestration';
 
 /**
  * After a release failed, in the transaction that ended it: when a rollback rule of its target's

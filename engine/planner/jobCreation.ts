@@ -8,7 +8,7 @@ import { rollbackVariables } from './rollbackVariables';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
-import type { JobRef } from '../../domain/orchestration';
+import type { JobRef, ReleaseIdentityRow } from '../../domain/orchestration';
 import type { StartJobsResult } from '../../workflows/activityResults';
 
 /**
@@ -20,13 +20,7 @@ import type { StartJobsResult } from '../../workflows/activityResults';
  */
 
 /** A release as job creation needs it. */
-export interface ReleaseRow {
-  id: string;
-  workspace_id: string;
-  deployment_id: string;
-  environment_id: string;
-  resource_id: string;
-  version_id: string;
+export interface ReleaseRow extends ReleaseIdentityRow {
   phase: ReleasePhase;
   created_at: Date | string;
 }
