@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ACTOR, type AuditActor, type AuditEventInput } from '../domain/audit';
+import type { SqlFragment } from './sql';
 
 /**
  * Who an operation acts as, for the audit events its writes record: a request's key or agent, or the
@@ -19,19 +20,17 @@ export const AUDIT_EVENT_COLUMNS =
   'workspace_id, actor_type, actor_id, actor_name, request_id, action, record_type, record_id, changes, details, deployment_id';
 
 /**
- * Events written in one statement, as `origin`, with the writes they describe (call it in
- * their transaction). An event about a release, a job or a version that names no deployment gets
- * the record's own (an approval's event shows on its deployment's timeline). The table's trigger adds
- * each event's webhook deliveries (Migration0033).
+ * The insert of events as `origin`, as part of a statement (`recordAuditEvents` runs it alone). An
+ * event about a release, a job or a version that names no deployment gets the record's own (an
+ * approval's event shows on its deployment's timeline). The table's trigger adds each event's
+ * webhook deliveries (Migration0033).
  */
-export async function recordAuditEvents(
-  em: EntityManager,
+export function auditEventsInsert(
   events: readonly AuditEventInput[],
   { actor, requestId }: AuditOrigin = SYSTEM_ORIGIN,
-): Promise<void> {
-  if (events.length === 0) return;
-  await em.execute(
-    `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+): SqlFragment {
+  return {
+    sql: `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
      SELECT (e->>'workspaceId')::uuid, ?, ?, ?, ?, e->>'action', e->'record'->>'type', e->'record'->>'id',
             coalesce(e->'changes', '[]'), coalesce(e->'details', '{}'),
             coalesce((e->>'deploymentId')::uuid, CASE e->'record'->>'type'
@@ -40,8 +39,19 @@ export async function recordAuditEvents(
               WHEN 'version' THEN (SELECT deployment_id FROM deployment_version WHERE id = (e->'record'->>'id')::uuid)
             END)
        FROM jsonb_array_elements(?::jsonb) AS e`,
-    [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
-  );
+    params: [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
+  };
+}
+
+/** Events written in one statement, as `origin`, with the writes they describe (call it in their transaction). */
+export async function recordAuditEvents(
+  em: EntityManager,
+  events: readonly AuditEventInput[],
+  origin: AuditOrigin = SYSTEM_ORIGIN,
+): Promise<void> {
+  if (events.length === 0) return;
+  const insert = auditEventsInsert(events, origin);
+  await em.execute(insert.sql, insert.params);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrchestrationMessage } from '../domain/orchestration';
+import type { SqlFragment } from './sql';
 
 /** The channel the relay LISTENs on; NOTIFY is transactional, so it fires only on commit. */
 export const OUTBOX_CHANNEL = 'flightdeck_outbox';
@@ -22,26 +23,45 @@ export function outboxTraceContext(): string | null {
 }
 
 /**
+ * The insert of outbox rows, as part of a statement that also sends `outboxNotifications`.
+ * Timestamps come from the database clock, the one the relay compares them with. A release start's
+ * fairness key is its deployment: the relay takes starts in fair shares by it.
+ */
+export function outboxInsert(messages: readonly OrchestrationMessage[]): SqlFragment {
+  return {
+    sql: `INSERT INTO outbox (kind, payload, trace_context, fairness_key)
+       SELECT message->>'kind', message, ?::jsonb,
+              CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
+         FROM jsonb_array_elements(?::jsonb) AS message`,
+    params: [outboxTraceContext(), JSON.stringify(messages)],
+  };
+}
+
+/** The relay's wake-ups for these rows, as select-list items (NOTIFY fires only on commit). */
+export function outboxNotifications(messages: readonly OrchestrationMessage[]): SqlFragment {
+  return {
+    sql: `CASE WHEN ? THEN pg_notify('${OUTBOX_CHANNEL}', '') END,
+          CASE WHEN ? THEN pg_notify('${OUTBOX_CHANNEL}', '${OUTBOX_WEBHOOKS_WAKE}') END`,
+    params: [messages.length > 0, messages.some((m) => m.kind === 'webhook.deliver')],
+  };
+}
+
+/**
  * Records Temporal calls to be made once the surrounding transaction commits (see
  * worker/outboxRelay.ts). Must run inside `em.transactional`, with the writes the messages are
- * about. Timestamps come from the database clock, the one the relay compares them with. A release
- * start's fairness key is its deployment: the relay takes starts in fair shares by it.
+ * about.
  */
 export async function enqueueOrchestrations(
   em: EntityManager,
   messages: readonly OrchestrationMessage[],
 ): Promise<void> {
   if (messages.length === 0) return;
-  await em.execute(
-    `WITH queued AS (
-       INSERT INTO outbox (kind, payload, trace_context, fairness_key)
-       SELECT message->>'kind', message, ?::jsonb,
-              CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
-         FROM jsonb_array_elements(?::jsonb) AS message)
-     SELECT pg_notify('${OUTBOX_CHANNEL}', ''),
-            CASE WHEN ? THEN pg_notify('${OUTBOX_CHANNEL}', '${OUTBOX_WEBHOOKS_WAKE}') END`,
-    [outboxTraceContext(), JSON.stringify(messages), messages.some((m) => m.kind === 'webhook.deliver')],
-  );
+  const insert = outboxInsert(messages);
+  const notify = outboxNotifications(messages);
+  await em.execute(`WITH queued AS (${insert.sql}) SELECT ${notify.sql}`, [
+    ...insert.params,
+    ...notify.params,
+  ]);
 }
 
 export function enqueueOrchestration(em: EntityManager, message: OrchestrationMessage): Promise<void> {

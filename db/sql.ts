@@ -15,3 +15,12 @@ export function uuidArray(ids: readonly string[]): string {
  * jobs (`job_one_active_per_entry`) spells them, so a query that filters with it can use that index.
  */
 export const ACTIVE_JOB_STATUS_LIST = `(${ACTIVE_JOB_STATUSES.map((status) => `'${status}'`).join(', ')})`;
+
+/**
+ * Part of a statement with its `?` parameters in order, for writes that several statements share
+ * (an audit event's insert, an outbox row's) and that one statement may combine with its own.
+ */
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { JOB_STATUSES } from './jobStatus';
 import type { JobAgentType } from './jobAgentTypes';
 
+/** `lease: true`'s lease (phase V2); `leaseSeconds` names any other (the claim reads both, engine/jobMoves/claims.ts). */
+export const LEASE_SHORTHAND_SECONDS = 60;
+
 /*
  * What each job agent kind's configuration may hold. An agent's own configuration, its entry in a
  * deployment and a version's `jobAgentConfig` are merged at dispatch (version first), so each level
@@ -34,7 +37,7 @@ export const DEFAULT_CANCEL_GRACE_SECONDS = 60;
 /** Pull agents (docs/behaviour.md "Pull job agents"); a lease (phase V2) is opt-in. */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
-  lease: z.boolean().optional().describe('true: a 60-second lease'),
+  lease: z.boolean().optional().describe(`true: a ${LEASE_SHORTHAND_SECONDS}-second lease`),
   enforceClaimId: z.boolean().optional(),
   maxDeliveries: z
     .number()
@@ -154,10 +157,4 @@ export function canonicalAgentConfig(type: JobAgentType, config: unknown): unkno
       return canonical && !(canonical in config) ? [canonical, value] : [key, value];
     }),
   );
-}
-
-/** The lease an `http-pull` agent asked for (phase V2), or null for a V1 agent without one. */
-export function leaseSecondsOf(config: Record<string, unknown>): number | null {
-  if (typeof config.leaseSeconds === 'number') return config.leaseSeconds;
-  return config.lease === true ? 60 : null;
 }

@@ -1,12 +1,11 @@
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
-import { enqueueOrchestrations } from '../../db/outbox';
+import { outboxInsert, outboxNotifications } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
-import { recordAuditEvents, type AuditOrigin } from '../../db/audit';
+import { auditEventsInsert, type AuditOrigin } from '../../db/audit';
 import { jobEvent } from '../../domain/audit';
 
 export interface JobStatusChange {
@@ -63,34 +62,59 @@ function fenceClaim(
   }
 }
 
+/** The job's row, as the lock read it (column names). */
+type JobRow = Record<string, unknown> & {
+  id: string;
+  workspace_id: string;
+  release_id: string | null;
+  workflow_run_id: string | null;
+  deployment_id: string | null;
+  status: JobStatus;
+  message: string | null;
+  external_id: string | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+};
+
 /**
- * The job, locked for the move, then its claim record. Two statements on purpose: under READ
- * COMMITTED a statement that waited for the job's lock sees the job as the other transaction left
- * it but every other row as its snapshot had it, so a claim read in the same statement could be one
- * a racing expiry has already deleted. Jobs are locked before claims, the order every status move
- * and the reaper take.
+ * The job, locked for the move, then its claim record and whether a verification waits for the job
+ * to start. Two statements on purpose: under READ COMMITTED a statement that waited for the job's
+ * lock sees the job as the other transaction left it but every other row as its snapshot had it, so
+ * a claim read in the same statement could be one a racing expiry has already deleted. Jobs are
+ * locked before claims, the order every status move and the reaper take.
  */
 async function lockJobWithClaim(
   tx: EntityManager,
   scope: JobScope,
   jobId: string,
-): Promise<{ job: Job; claim: ClaimRecord | undefined } | undefined> {
-  const job = await tx.findOne(
-    JobSchema,
-    {
-      id: jobId,
-      ...(scope.workspaceId ? { workspaceId: scope.workspaceId } : {}),
-      ...(scope.jobAgentId ? { jobAgentId: scope.jobAgentId } : {}),
-    },
-    { lockMode: LockMode.PESSIMISTIC_WRITE },
+): Promise<{ row: JobRow; claim: ClaimRecord | undefined; startAwaited: boolean } | undefined> {
+  const [row] = await tx.execute<JobRow[]>(
+    `SELECT * FROM job WHERE id = ?${scope.workspaceId ? ' AND workspace_id = ?' : ''}${
+      scope.jobAgentId ? ' AND job_agent_id = ?' : ''
+    } FOR UPDATE`,
+    [
+      jobId,
+      ...(scope.workspaceId ? [scope.workspaceId] : []),
+      ...(scope.jobAgentId ? [scope.jobAgentId] : []),
+    ],
   );
-  if (!job) return undefined;
-  const [claim] = await tx.execute<{ claim_id: string; enforce: boolean }[]>(
-    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce
-       FROM job_claim c JOIN job_agent a ON a.id = c.job_agent_id WHERE c.job_id = ?`,
-    [job.id],
+  if (!row) return undefined;
+  const [facts] = await tx.execute<
+    { claim_id: string | null; enforce: boolean | null; start_awaited: boolean }[]
+  >(
+    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce,
+            EXISTS (SELECT 1 FROM job_verification v
+                     WHERE v.job_id = j.id AND v.trigger = 'jobStarted' AND v.status = 'pending') AS start_awaited
+       FROM (SELECT ?::uuid AS id) j
+       LEFT JOIN job_claim c ON c.job_id = j.id
+       LEFT JOIN job_agent a ON a.id = c.job_agent_id`,
+    [row.id],
   );
-  return { job, claim: claim ? { claimId: claim.claim_id, enforce: claim.enforce } : undefined };
+  return {
+    row,
+    claim: facts?.claim_id ? { claimId: facts.claim_id, enforce: facts.enforce === true } : undefined,
+    startAwaited: facts?.start_awaited === true,
+  };
 }
 
 /**
@@ -100,7 +124,8 @@ async function lockJobWithClaim(
  * a requeue ends the job's claim and its lease workflow; and the release's workflow is woken to
  * evaluate again when the move matters to it (docs/behaviour.md "Status report":
  * it wakes the release), or a runbook run's when the job ends. Reporting the status a job already has changes nothing else.
- * Its outbox messages (the lease's end, the wakes) are one statement.
+ * After the two reads of the lock, every write of the move (the job, its claim's end, its audit
+ * event, its outbox messages) is one statement: an agent's report costs four round trips.
  */
 export async function changeJobStatus(
   em: EntityManager,
@@ -111,58 +136,92 @@ export async function changeJobStatus(
   return em.transactional(async (tx) => {
     const locked = await lockJobWithClaim(tx, scope, jobId);
     if (!locked) throw new NotFoundError('job', jobId);
-    const { job, claim } = locked;
-    fenceClaim(job, claim, change.claimId);
-    const status = change.status ?? job.status;
-    if (change.from && !change.from.includes(job.status)) {
+    const { row, claim, startAwaited } = locked;
+    fenceClaim(row, claim, change.claimId);
+    const status = change.status ?? row.status;
+    if (change.from && !change.from.includes(row.status)) {
       throw new ConflictError(
-        `The job is ${job.status}, not ${change.from.join(' or ')}`,
+        `The job is ${row.status}, not ${change.from.join(' or ')}`,
         'invalid_status_move',
       );
     }
-    if (!canMoveJob(job.status, status)) {
-      throw new ConflictError(`A job cannot move from ${job.status} to ${status}`, 'invalid_status_move');
+    if (!canMoveJob(row.status, status)) {
+      throw new ConflictError(`A job cannot move from ${row.status} to ${status}`, 'invalid_status_move');
     }
-    const moved = job.status !== status;
-    const before = { status: job.status, message: job.message, externalId: job.externalId };
-    job.status = status;
-    if (change.message !== undefined) job.message = change.message;
-    if (change.externalId !== undefined) job.externalId = change.externalId;
+    const moved = row.status !== status;
+    const after = {
+      status,
+      message: change.message === undefined ? row.message : change.message,
+      externalId: change.externalId === undefined ? row.external_id : change.externalId,
+    };
+    const before = { status: row.status, message: row.message, externalId: row.external_id };
     const changed = (['status', 'message', 'externalId'] as const).filter(
-      (field) => before[field] !== job[field],
+      (field) => before[field] !== after[field],
     );
-    if (changed.length > 0)
-      await recordAuditEvents(tx, [jobEvent(job, before.status, [...changed])], change.by);
-    if (status === 'in_progress' && !job.startedAt) job.startedAt = new Date();
-    if (status === 'queued' && moved) job.startedAt = null;
-    if (isTerminalJobStatus(status) && !job.completedAt) job.completedAt = new Date();
+    const starts = status === 'in_progress' && !row.started_at;
+    const unstarts = status === 'queued' && moved;
+    const completes = isTerminalJobStatus(status) && !row.completed_at;
+    const endsClaim = claim !== undefined && (isTerminalJobStatus(status) || status === 'queued');
     const messages: OrchestrationMessage[] = [];
-    if (claim && (isTerminalJobStatus(status) || status === 'queued')) {
-      await tx.execute('DELETE FROM job_claim WHERE job_id = ?', [jobId]);
-      messages.push({ kind: 'lease.end', jobId, claimId: claim.claimId });
-    }
+    if (endsClaim) messages.push({ kind: 'lease.end', jobId, claimId: claim.claimId });
     if (moved && change.wakeRelease !== false) {
-      if (job.releaseId && (await releaseWaitsFor(tx, jobId, status)))
-        messages.push(...releaseWakeMessages([job.releaseId]));
-      if (job.runbookRunId && isTerminalJobStatus(status))
-        messages.push({ kind: 'workflowRun.wake', runId: job.runbookRunId });
+      // A release acts on its job's end, or on its start when a verification waits for it (trigger
+      // `jobStarted`): queued and in progress both mean "not ended" to it, so an agent reporting
+      // in_progress before its result wakes it once, not twice.
+      if (row.release_id && (isTerminalJobStatus(status) || (status === 'in_progress' && startAwaited)))
+        messages.push(...releaseWakeMessages([row.release_id]));
+      if (row.workflow_run_id && isTerminalJobStatus(status))
+        messages.push({ kind: 'workflowRun.wake', runId: row.workflow_run_id });
     }
-    await enqueueOrchestrations(tx, messages);
-    return job;
+    const writes = changed.length > 0 || starts || unstarts || completes;
+    if (!writes && !endsClaim && messages.length === 0) return tx.map(JobSchema, row);
+    const events =
+      changed.length > 0
+        ? [
+            jobEvent(
+              {
+                id: row.id,
+                workspaceId: row.workspace_id,
+                releaseId: row.release_id,
+                runbookRunId: row.workflow_run_id,
+                deploymentId: row.deployment_id,
+                ...after,
+              },
+              before.status,
+              [...changed],
+            ),
+          ]
+        : [];
+    const audit = auditEventsInsert(events, change.by);
+    const outbox = outboxInsert(messages);
+    const notify = outboxNotifications(messages);
+    const [written] = await tx.execute<JobRow[]>(
+      `WITH moved AS (
+         UPDATE job SET status = ?, message = ?, external_id = ?, updated_at = now(),
+                started_at = CASE WHEN ? THEN now() WHEN ? THEN NULL ELSE started_at END,
+                completed_at = CASE WHEN ? THEN now() ELSE completed_at END
+          WHERE id = ? AND ?
+         RETURNING *
+       ), ended AS (
+         DELETE FROM job_claim WHERE job_id = ? AND ?
+       ), audited AS (${audit.sql}), queued AS (${outbox.sql}), notified AS (SELECT ${notify.sql})
+       SELECT moved.* FROM moved RIGHT JOIN notified ON true`,
+      [
+        status,
+        after.message,
+        after.externalId,
+        starts,
+        unstarts,
+        completes,
+        jobId,
+        writes,
+        jobId,
+        endsClaim,
+        ...audit.params,
+        ...outbox.params,
+        ...notify.params,
+      ],
+    );
+    return tx.map(JobSchema, written?.id ? written : row);
   });
-}
-
-/**
- * Whether a job's new status is something its release acts on: its end, or its start when a
- * verification waits for it (trigger `jobStarted`). Queued and in progress both mean "not ended" to
- * a release, so an agent reporting `in_progress` before its result wakes it once, not twice.
- */
-async function releaseWaitsFor(tx: EntityManager, jobId: string, status: JobStatus): Promise<boolean> {
-  if (isTerminalJobStatus(status)) return true;
-  if (status === 'pending' || status === 'queued') return false;
-  const [waiting] = await tx.execute<{ waiting: boolean }[]>(
-    `SELECT EXISTS (SELECT 1 FROM job_verification WHERE job_id = ? AND trigger = 'jobStarted' AND status = 'pending') AS waiting`,
-    [jobId],
-  );
-  return waiting?.waiting === true;
 }

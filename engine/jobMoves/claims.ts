@@ -3,7 +3,7 @@ import type { JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../../db/outbox';
 import { deliveryLimits, leaseExpiries, leaseReaperLag } from '../metrics';
-import { DEFAULT_MAX_DELIVERIES } from '../../domain/jobAgents';
+import { DEFAULT_MAX_DELIVERIES, LEASE_SHORTHAND_SECONDS } from '../../domain/jobAgents';
 import { changeJobStatus } from './change';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 import { AUDIT_EVENT_COLUMNS, SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
@@ -24,8 +24,16 @@ export interface LeaseGrant {
   expiresAt: string;
 }
 
+/** The claiming agent as the claim read it. */
+export interface ClaimingAgent {
+  name: string;
+  type: string;
+}
+
 export type ClaimOutcome =
-  | { outcome: 'claimed'; job: Job; lease: LeaseGrant | null }
+  | { outcome: 'claimed'; agent: ClaimingAgent; job: Job; lease: LeaseGrant | null }
+  | { outcome: 'no_agent' }
+  | { outcome: 'not_pull_agent'; agent: ClaimingAgent }
   | { outcome: 'conflict'; status: JobStatus }
   /** A hold keeps the queued job from agents (docs/behaviour.md "Holds and freezes"). */
   | { outcome: 'held'; hold: { id: string; reason: string; by: string } }
@@ -36,39 +44,46 @@ export interface ClaimRequest {
   jobAgentId: string;
   jobId: string;
   claimId: string;
-  leaseSeconds: number | null;
   /** Who claims: its audit events are theirs. */
   by: AuditOrigin;
 }
 
 /**
- * The claim (`claimJob`): $1 job, $2 agent, $3 workspace, $4 claim id, $5 lease seconds or null, $6
- * trace context, $7–$10 the audit actor's type, id and name and the request id. Its audit events (the
- * job handed out, its move to in_progress) are written by the same statement.
+ * The claim (`claimJob`): $1 job, $2 agent, $3 workspace, $4 claim id, $5 trace context, $6–$9 the
+ * audit actor's type, id and name and the request id. It reads the agent too (its type, name and
+ * lease: `leaseSeconds`, or `LEASE_SHORTHAND_SECONDS` for `lease: true`), and claims only an `http-pull` agent's job; its audit events (the
+ * job handed out, its move to in_progress) are written by the same statement. No row: no such agent
+ * in the workspace.
  */
 const CLAIM = preparedStatement(
   'claim_job',
-  `WITH claimed AS (
+  `WITH agent AS (
+     SELECT name, type,
+            CASE WHEN jsonb_typeof(config->'leaseSeconds') = 'number' THEN (config->>'leaseSeconds')::int
+                 WHEN config->'lease' = 'true'::jsonb THEN ${LEASE_SHORTHAND_SECONDS} END AS lease_seconds
+       FROM job_agent WHERE id = $2 AND workspace_id = $3
+   ), claimed AS (
      UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
       WHERE id = $1 AND job_agent_id = $2 AND workspace_id = $3 AND status = 'queued'
+        AND EXISTS (SELECT 1 FROM agent WHERE type = 'http-pull')
         AND NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = $1)
       RETURNING *
    ), lease AS (
      INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
-     SELECT id, job_agent_id, workspace_id, $4::uuid, $5::int, now() + make_interval(secs => $5::int)
-       FROM claimed WHERE $5::int IS NOT NULL
+     SELECT c.id, c.job_agent_id, c.workspace_id, $4::uuid, a.lease_seconds, now() + make_interval(secs => a.lease_seconds)
+       FROM claimed c CROSS JOIN agent a WHERE a.lease_seconds IS NOT NULL
      RETURNING job_id, claim_id, lease_seconds, claim_expires_at
    ), started AS (
      INSERT INTO outbox (kind, payload, trace_context)
      SELECT 'lease.start', jsonb_build_object('kind', 'lease.start', 'workspaceId', $3::text, 'jobAgentId', $2::text,
                                               'jobId', job_id, 'claimId', claim_id,
                                               'expiresAt', to_char(claim_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
-            $6::jsonb
+            $5::jsonb
        FROM lease
      RETURNING id
    ), audited AS (
      INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
-     SELECT c.workspace_id, $7, $8, $9, $10, a.action, 'job', c.id::text, a.changes,
+     SELECT c.workspace_id, $6, $7, $8, $9, a.action, 'job', c.id::text, a.changes,
             jsonb_strip_nulls(jsonb_build_object('jobId', c.id, 'releaseId', c.release_id,
                                                  'workflowRunId', c.workflow_run_id, 'from', 'queued',
                                                  'to', 'in_progress', 'claimId', $4::text)),
@@ -76,17 +91,21 @@ const CLAIM = preparedStatement(
        FROM claimed c
       CROSS JOIN (VALUES ('job.claimed', '[]'::jsonb), ('job.status_changed', '["status"]'::jsonb)) AS a(action, changes)
    )
-   SELECT c.*, l.claim_id AS lease_claim_id, l.lease_seconds AS lease_length,
-          l.claim_expires_at AS lease_expires_at,
+   -- The agent's columns are named apart from the job's (which has an agent_type of its own).
+   SELECT a.name AS claiming_agent_name, a.type AS claiming_agent_type, c.*, l.claim_id AS lease_claim_id,
+          l.lease_seconds AS lease_length, l.claim_expires_at AS lease_expires_at,
           (SELECT count(*) FROM started) AS outbox,
           (SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM started LIMIT 1) AS notified
-     FROM claimed c LEFT JOIN lease l ON l.job_id = c.id`,
+     FROM agent a LEFT JOIN claimed c ON true LEFT JOIN lease l ON l.job_id = c.id`,
 );
 
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
   const { actor, requestId } = request.by;
   const [row] = await runPrepared<
     Record<string, unknown> & {
+      claiming_agent_name: string;
+      claiming_agent_type: string;
+      id: string | null;
       lease_claim_id: string | null;
       lease_length: number | null;
       lease_expires_at: Date | null;
@@ -96,17 +115,27 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
     request.jobAgentId,
     request.workspaceId,
     request.claimId,
-    request.leaseSeconds,
     outboxTraceContext(),
     actor.type,
     actor.id,
     actor.name,
     requestId,
   ]);
-  if (row) {
-    const { lease_claim_id: claimId, lease_length: leaseSeconds, lease_expires_at: expiresAt, ...job } = row;
+  if (!row) return { outcome: 'no_agent' };
+  const agent = { name: row.claiming_agent_name, type: row.claiming_agent_type };
+  if (agent.type !== 'http-pull') return { outcome: 'not_pull_agent', agent };
+  if (row.id) {
+    const {
+      claiming_agent_name: _name,
+      claiming_agent_type: _type,
+      lease_claim_id: claimId,
+      lease_length: leaseSeconds,
+      lease_expires_at: expiresAt,
+      ...job
+    } = row;
     return {
       outcome: 'claimed',
+      agent,
       // The claimed job as the statement returned it: the answer needs no second read.
       job: em.map(JobSchema, job),
       lease: claimId

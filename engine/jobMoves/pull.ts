@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors';
-import { leaseSecondsOf } from '../../domain/jobAgents';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import type { Page, PageRequest } from '../../domain/pagination';
 import { jobClaims, jobHeartbeats } from '../metrics';
@@ -198,17 +197,19 @@ export class PullStore {
    * path of status moves, so the job is queued again with no claim left.
    */
   async claim(caller: AgentCaller, jobAgentId: string, jobId: string): Promise<ClaimedJob> {
-    const agent = await this.pullAgent(caller, jobAgentId);
+    assertCallerMayAct(caller, jobAgentId);
     const outcome = await claimJob(this.em, {
       workspaceId: caller.workspaceId,
       jobAgentId,
       jobId,
       claimId: newId(),
-      leaseSeconds: leaseSecondsOf(agent.config),
       by: this.origin,
     });
+    if (outcome.outcome === 'no_agent') throw new NotFoundError('job agent', jobAgentId);
+    if (outcome.outcome === 'not_pull_agent') throw notPullAgent(outcome.agent.type);
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
-    if (outcome.outcome === 'claimed') jobClaims.inc({ workspace: caller.workspaceId, agent: agent.name });
+    if (outcome.outcome === 'claimed')
+      jobClaims.inc({ workspace: caller.workspaceId, agent: outcome.agent.name });
     if (outcome.outcome === 'conflict') {
       throw new ConflictError(
         `The job is ${outcome.status}, not queued: another claim got it first`,
