@@ -131,7 +131,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     );
   }
 
-  const base = `postgres://flightdeck:${encodeURIComponent(password)}@127.0.0.1:${options.port}`;
+  const socketDir = socketDirectory(pgData, options.port);
+  const host = socketDir ? encodeURIComponent(socketDir) : '127.0.0.1';
+  const base = `postgres://flightdeck:${encodeURIComponent(password)}@${host}:${options.port}`;
   await ensureDatabase(`${base}/postgres`, options.database);
   return {
     url: `${base}/${options.database}`,
@@ -181,6 +183,23 @@ function initCluster(exec: Exec, pgData: string, secretFile: string, user: RunAs
   }
 }
 
+/** A socket's path fits in `sun_path` (108 bytes with its terminating zero). */
+const SOCKET_PATH_MAX = 107;
+
+/**
+ * Where our own processes reach the embedded server: a Unix socket in its data directory (owner-only,
+ * and still behind the password), cheaper per round trip than loopback TCP (ARCHITECTURE.md "The
+ * processes of `flightdeck start`": a few percent of the API's CPU per job on the agents' path); loopback TCP, which it always listens on
+ * for operators' tools, when the socket's path would be too long or the directory's name needs
+ * quoting on pg_ctl's command line.
+ */
+function socketDirectory(pgData: string, port: number): string | undefined {
+  const socket = path.join(pgData, `.s.PGSQL.${port}`);
+  return /^[A-Za-z0-9_./-]+$/.test(pgData) && Buffer.byteLength(socket) <= SOCKET_PATH_MAX
+    ? pgData
+    : undefined;
+}
+
 /**
  * `pg_ctl start`, in its own session (detached), so a terminal's SIGINT does not reach the
  * postmaster it forks; resolves with its exit code.
@@ -205,7 +224,7 @@ function launchPostmaster(
         '-t',
         '60',
         '-o',
-        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='${socketDirectory(pgData, port) ?? ''}'`,
       ],
       { detached: true, stdio: 'ignore', ...options },
     );
