@@ -7,8 +7,8 @@ import { authorize } from './middleware/auth';
 import { strictBody } from './strictBody';
 import type { Principal } from '../domain/principal';
 import { isPageBody, pageJson } from './pageJson';
-import { actorOf, describeWrite, type WriteAudit } from '../domain/audit';
-import type { AuditOrigin } from '../db/audit';
+import { actorOf, describeWrite, type AuditEventInput, type WriteAudit } from '../domain/audit';
+import type { AuditOrigin, WriteOutcome } from '../db/audit';
 
 /**
  * One declaration per endpoint: the zod schemas validate the request and generate the OpenAPI
@@ -161,7 +161,8 @@ export interface AuditedWrite {
 
 /**
  * Runs a request's handler as its caller (the events its stores record on the way are the caller's)
- * and, for a write that succeeded, records the write's own audit event.
+ * and, for a write that succeeded, records the write's own event: its store did so in the write's
+ * transaction when it could (db/audit.ts `recordWriteEvent`), else it is written here, after.
  */
 export async function audited(
   ctx: AppContext,
@@ -170,20 +171,36 @@ export async function audited(
   input: { params: unknown; body: unknown },
   handle: () => Promise<HandlerResult>,
 ): Promise<HandlerResult> {
-  ctx.state.origin.actor = actorOf(principal);
+  const origin = ctx.state.origin;
+  origin.actor = actorOf(principal);
+  const writes = write.method !== 'get' && write.audit !== false;
+  const pending = writes
+    ? {
+        recorded: false,
+        describe: (outcome: WriteOutcome) =>
+          writeEvent(
+            write,
+            { ...input, response: outcome.id ? { id: outcome.id } : undefined, created: outcome.created },
+            principal,
+          ),
+      }
+    : undefined;
+  origin.write = pending;
   const result = await handle();
-  if (write.method !== 'get' && write.audit !== false && result.status < 400)
-    await auditWrite(ctx, write, { ...input, response: result.body, created: result.created }, principal);
+  origin.write = undefined;
+  if (pending && !pending.recorded && result.status < 400) {
+    const event = writeEvent(write, { ...input, response: result.body, created: result.created }, principal);
+    if (event) await ctx.state.stores.audit.record([event]);
+  }
   return result;
 }
 
 /** The audit event of an API write, in the workspace it wrote to (a new workspace: the answer's). */
-async function auditWrite(
-  ctx: AppContext,
+function writeEvent(
   spec: AuditedWrite,
   write: { params: unknown; body: unknown; response: unknown; created?: boolean },
   principal: Principal,
-): Promise<void> {
+): AuditEventInput | undefined {
   const params = (write.params ?? {}) as Record<string, unknown>;
   const described = describeWrite({
     method: spec.method,
@@ -198,8 +215,7 @@ async function auditWrite(
     (params.workspaceId as string | undefined) ??
     (principal.kind === 'apiKey' ? principal.workspaceId : undefined) ??
     (described.record.type === 'workspace' ? described.record.id : undefined);
-  if (!workspaceId) return;
-  await ctx.state.stores.audit.record([{ ...described, workspaceId }]);
+  return workspaceId ? { ...described, workspaceId } : undefined;
 }
 
 function parse(schema: ZodType | undefined, value: unknown, location: 'path' | 'query' | 'body'): never {

@@ -11,6 +11,25 @@ import type { SqlFragment } from './sql';
 export interface AuditOrigin {
   actor: AuditActor;
   requestId: string | null;
+  /** The API write the request is, while its own event is still to be written (api/route.ts `audited`). */
+  write?: PendingWriteEvent;
+}
+
+/** What a write's store knows of it before its commit. */
+export interface WriteOutcome {
+  /** The record it wrote, where the request's path does not name it. */
+  id?: string;
+  created?: boolean;
+}
+
+/**
+ * An API write's own event, still to be written: by the store that commits the write, in the
+ * write's transaction (`recordWriteEvent`), or else by the route once the handler answered.
+ */
+export interface PendingWriteEvent {
+  describe(outcome: WriteOutcome): AuditEventInput | undefined;
+  /** Whether a store wrote it with the write: the route then writes nothing. */
+  recorded: boolean;
 }
 
 export const SYSTEM_ORIGIN: AuditOrigin = { actor: SYSTEM_ACTOR, requestId: null };
@@ -52,6 +71,23 @@ export async function recordAuditEvents(
   if (events.length === 0) return;
   const insert = auditEventsInsert(events, origin);
   await em.execute(insert.sql, insert.params);
+}
+
+/**
+ * The request's own write event, written with the write it describes (call it in the write's
+ * transaction, once the write is known to stand): a crash after the commit cannot lose it, and it
+ * costs no statement or commit of its own. Written again if the transaction is retried; a rolled-back
+ * one leaves none, and the failed request's route writes none either.
+ */
+export async function recordWriteEvent(
+  em: EntityManager,
+  origin: AuditOrigin,
+  outcome: WriteOutcome = {},
+): Promise<void> {
+  const event = origin.write?.describe(outcome);
+  if (!event) return;
+  await recordAuditEvents(em, [event], origin);
+  origin.write!.recorded = true;
 }
 
 /**

@@ -86,7 +86,7 @@ export function createStores(
     deploymentPlans: new DeploymentPlanStore(em, secrets),
     versions: new VersionStore(em, secrets),
     versionDependencies: new VersionDependencyStore(em),
-    resources: new ResourceStore(em, secrets),
+    resources: new ResourceStore(em, secrets, origin),
     resourceLookups: new ResourceLookupStore(em),
     resourceProviders: new ResourceProviderStore(em),
     jobAgents: new JobAgentStore(em, secrets),

@@ -11,6 +11,7 @@ import {
   type Resource,
   type ResourceVariable,
 } from '../entities';
+import { recordWriteEvent, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { conflictOnDuplicate } from '../errors';
 import { lockWorkspaceTargets, syncReleaseTargets } from '../../engine/targets/releaseTargetSync';
 import {
@@ -86,6 +87,8 @@ export class ResourceStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
+    /** The request the writes are: a resource's upsert and a provider's set write its event themselves. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
   ) {}
 
   /**
@@ -109,6 +112,7 @@ export class ResourceStore {
         ]);
       }
       await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
+      await recordWriteEvent(em, this.origin, { id: row.id, created });
       return { record: toEntity(em, row), created };
     });
   }
@@ -180,6 +184,7 @@ export class ResourceStore {
         outcome.deleted += written.deleted;
         em.clear();
       }
+      await recordWriteEvent(em, this.origin);
       return outcome;
     });
   }

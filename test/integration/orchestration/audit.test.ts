@@ -171,6 +171,59 @@ describe('audit trail', () => {
     expect(find('webhook.created', webhook.id)!.changes).toEqual(['events', 'secret', 'url']);
   });
 
+  it('writes the event of a resource upsert and of a provider set in the write’s own transaction, once', async () => {
+    const resource = (body: object) =>
+      stack.http
+        .put(`${ws()}/resources/identifier/audit-tx-node`)
+        .set(stack.auth)
+        .send({ name: 'audit-tx-node', kind: 'node', version: 'v1', config: {}, metadata: {}, ...body });
+    const created = await resource({});
+    expect(created.status).toBe(202);
+    const id = (created.body as { id: string }).id;
+    // Each event of the record, and whether the transaction that wrote it (xmin) wrote the resource's row as it is now.
+    const sameTransaction = async (recordId: string, resourceId: string) =>
+      (
+        await stack.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ action: string; same: boolean }[]>(
+            `SELECT a.action, a.xmin = r.xmin AS same FROM audit_event a, resource r
+              WHERE a.record_id = ? AND r.id = ? ORDER BY a.id`,
+            [recordId, resourceId],
+          )
+      ).map((row) => `${row.action}${row.same ? '' : ' (another transaction)'}`);
+    expect(await sameTransaction(id, id)).toEqual(['resource.created']);
+    expect((await resource({ version: 'v2' })).status).toBe(202);
+    expect((await sameTransaction(id, id)).at(-1)).toBe('resource.updated');
+
+    const provider = await stack.http
+      .put(`${ws()}/resource-providers`)
+      .set(stack.auth)
+      .send({ name: 'audit-tx-scanner' });
+    const providerId = (provider.body as { id: string }).id;
+    const set = await stack.http
+      .put(`${ws()}/resource-providers/${providerId}/set`)
+      .set(stack.auth)
+      .send({
+        resources: [
+          {
+            identifier: 'audit-tx-scanned',
+            name: 'scanned',
+            kind: 'node',
+            version: 'v1',
+            config: {},
+            metadata: {},
+          },
+        ],
+      });
+    expect(set.status).toBe(202);
+    const scanned = await stack.http.get(`${ws()}/resources/identifier/audit-tx-scanned`).set(stack.auth);
+    expect(await sameTransaction(providerId, (scanned.body as { id: string }).id)).toEqual([
+      'resource_provider.created (another transaction)',
+      'resource_provider.resources_set',
+    ]);
+  });
+
   it('records the system’s decisions and the agent’s claim and report, as theirs', async () => {
     const fixture = await pullFixture(stack, 'audit-agent');
     const job = fixture.jobs[0]!;
