@@ -49,6 +49,22 @@ export async function recordHistory(
   await writeFile(path.join(HISTORIES_DIR, `${name}.json`), `${JSON.stringify(recorded, null, 1)}\n`);
 }
 
+/**
+ * For a test file whose scenarios start workflows: each workflow handed to the returned function
+ * is recorded as its fixture after the test that started it, whatever its outcome.
+ */
+export function recordAfterEach(
+  client: () => WorkflowClient,
+): (handle: WorkflowHandleWithFirstExecutionRunId, fixture: string) => void {
+  const started: { handle: WorkflowHandleWithFirstExecutionRunId; fixture: string }[] = [];
+  afterEach(async () => {
+    for (const { handle, fixture } of started.splice(0)) await recordHistory(client(), handle, fixture);
+  });
+  return (handle, fixture) => {
+    started.push({ handle, fixture });
+  };
+}
+
 /** Every recorded fixture, by file name. */
 export async function recordedHistories(): Promise<
   { name: string; recorded: RecordedWorkflow; runs: History[] }[]

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { wakeSignal } from '../../../workflows/definitions';
 import { holdWorkflow } from '../../../workflows/hold';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
-import { recordHistory } from '../../helpers/histories';
+import { recordAfterEach } from '../../helpers/histories';
 import { withWorker, workflowEnvironment } from '../../helpers/workflowEnvironment';
 
 /** The hold workflow on its own, its hold's changes scripted: it applies the hold at each, then ends. */
@@ -18,11 +17,8 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const started: { handle: WorkflowHandleWithFirstExecutionRunId; fixture: string }[] = [];
-afterEach(async () => {
-  for (const { handle, fixture } of started.splice(0))
-    await recordHistory(env.client.workflow, handle, fixture);
-});
+/** Workflows started by the current test, each recorded as its fixture after it. */
+const recordAfterTest = recordAfterEach(() => env.client.workflow);
 
 /** A hold whose next changes are `changes` (ms from each application); after them it changes no more. */
 function scriptedHold(changes: number[]) {
@@ -48,7 +44,7 @@ async function startHold(taskQueue: string, fixture: string, firstChangeMs: numb
       { workspaceId: randomUUID(), holdId, nextChangeAt: new Date(Date.now() + firstChangeMs).toISOString() },
     ],
   });
-  started.push({ handle, fixture });
+  recordAfterTest(handle, fixture);
   return handle;
 }
 

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { wakeSignal } from '../../../workflows/definitions';
 import { workflowIds } from '../../../workflows/ids';
 import { leaseWorkflow } from '../../../workflows/lease';
 import { eventually } from '../../helpers/eventually';
-import { recordHistory } from '../../helpers/histories';
+import { recordAfterEach } from '../../helpers/histories';
 import { withWorker, workflowEnvironment } from '../../helpers/workflowEnvironment';
 
 /** The lease workflow on its own, its claim held in memory: expiry, extension by heartbeats, end. */
@@ -58,11 +57,8 @@ function fakeClaim(lifetimeMs: number) {
   };
 }
 
-const started: { handle: WorkflowHandleWithFirstExecutionRunId; fixture: string }[] = [];
-afterEach(async () => {
-  for (const { handle, fixture } of started.splice(0))
-    await recordHistory(env.client.workflow, handle, fixture);
-});
+/** Workflows started by the current test, each recorded as its fixture after it. */
+const recordAfterTest = recordAfterEach(() => env.client.workflow);
 
 async function startLease(taskQueue: string, fixture: string, expiresAt?: number) {
   const input = {
@@ -75,7 +71,7 @@ async function startLease(taskQueue: string, fixture: string, expiresAt?: number
     workflowId: workflowIds.lease(input.jobId, input.claimId),
     args: [input],
   });
-  started.push({ handle, fixture });
+  recordAfterTest(handle, fixture);
   return handle;
 }
 

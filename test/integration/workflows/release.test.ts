@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { evaluateGates } from '../../../domain/gates';
 import type { Metric } from '../../../domain/releaseProgress';
 import { wakeSignal } from '../../../workflows/definitions';
@@ -8,7 +8,7 @@ import { workflowIds } from '../../../workflows/ids';
 import { releaseWorkflow, type ReleaseWorkflowInput } from '../../../workflows/release';
 import { eventually } from '../../helpers/eventually';
 import { FakeRelease } from '../../helpers/fakeRelease';
-import { recordHistory } from '../../helpers/histories';
+import { recordAfterEach } from '../../helpers/histories';
 import { releaseFacts } from '../../helpers/releaseFacts';
 import { withWorker, workflowEnvironment } from '../../helpers/workflowEnvironment';
 
@@ -27,12 +27,8 @@ afterAll(async () => {
 
 const seconds = (n: number, from = Date.now()) => new Date(from + n * 1000);
 
-/** Workflows started by the current test, with the fixture each is recorded as. */
-const started: { handle: WorkflowHandleWithFirstExecutionRunId; fixture: string }[] = [];
-afterEach(async () => {
-  for (const { handle, fixture } of started.splice(0))
-    await recordHistory(env.client.workflow, handle, fixture);
-});
+/** Workflows started by the current test, each recorded as its fixture after it. */
+const recordAfterTest = recordAfterEach(() => env.client.workflow);
 
 async function startRelease(
   taskQueue: string,
@@ -45,7 +41,7 @@ async function startRelease(
     workflowId: workflowIds.release(release.id),
     args: [{ releaseId: release.id, ...input }],
   });
-  started.push({ handle, fixture });
+  recordAfterTest(handle, fixture);
   return handle;
 }
 

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { workflowIds } from '../../../workflows/ids';
 import { webhookDeliveryWorkflow } from '../../../workflows/webhookDelivery';
-import { recordHistory } from '../../helpers/histories';
+import { recordAfterEach } from '../../helpers/histories';
 import { withWorker, workflowEnvironment } from '../../helpers/workflowEnvironment';
 
 /** The webhook delivery workflow on its own, its receiver scripted: retried until taken, or given up. */
@@ -17,11 +16,8 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const started: { handle: WorkflowHandleWithFirstExecutionRunId; fixture: string }[] = [];
-afterEach(async () => {
-  for (const { handle, fixture } of started.splice(0))
-    await recordHistory(env.client.workflow, handle, fixture);
-});
+/** Workflows started by the current test, each recorded as its fixture after it. */
+const recordAfterTest = recordAfterEach(() => env.client.workflow);
 
 /** A receiver that fails `failures` times, then takes the event (or refuses it for good). */
 function scriptedReceiver(failures: number, final: 'taken' | 'refused') {
@@ -50,7 +46,7 @@ async function deliver(taskQueue: string, fixture: string) {
     workflowId: workflowIds.webhookDelivery(deliveryId),
     args: [{ deliveryId }],
   });
-  started.push({ handle, fixture });
+  recordAfterTest(handle, fixture);
   return handle.result();
 }
 
