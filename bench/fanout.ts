@@ -71,7 +71,7 @@ export async function run(): Promise<Record<string, unknown>> {
 /** The sizes, the burst and the floors on one dev server, with the API and the worker as their own processes. */
 async function onServer(server: 'embedded' | 'memory') {
   const env = await benchEnvironment(`fanout_${server}`, { persistent: server === 'embedded' });
-  installTemporalRuntime(env.logger);
+  await installTemporalRuntime(env.logger);
   const fork = () => env.orm.em.fork() as EntityManager;
   const query: Query = (sql, params = []) => fork().execute(sql, params);
   const port = await freePort();

@@ -18,7 +18,7 @@ import { benchEnvironment, peakRssMb, percentile, round } from './environment';
  */
 export async function run(): Promise<Record<string, unknown>> {
   const env = await benchEnvironment('http');
-  installTemporalRuntime(env.logger);
+  await installTemporalRuntime(env.logger);
   const em = env.orm.em.fork() as EntityManager;
   const workspace = await new WorkspaceStore(em).create({ name: 'Bench' });
   const { key } = await new ApiKeyStore(em).create({ workspaceId: workspace.id, name: 'bench' });

@@ -78,9 +78,9 @@ export async function workerCommand(config: Config): Promise<void> {
   const stopSignal = untilSignal();
   const logger = createLogger(config.logLevel);
   // With a metrics listener, the SDK's worker metrics join it from a loopback port of their own.
-  const temporalSdkUrl = installTemporalRuntime(
+  const temporalSdkUrl = await installTemporalRuntime(
     logger,
-    config.worker.metricsListener ? await freePort() : undefined,
+    config.worker.metricsListener ? () => freePort() : undefined,
   );
   const metrics = await startWorkerMetrics({ config, logger, temporalSdkUrl });
   const tracing = startTracing(config, 'flightdeck-worker');

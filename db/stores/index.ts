@@ -84,7 +84,7 @@ export function createStores(
     environments: new EnvironmentStore(em),
     deployments: new DeploymentStore(em, secrets),
     deploymentPlans: new DeploymentPlanStore(em, secrets),
-    versions: new VersionStore(em, secrets),
+    versions: new VersionStore(em, secrets, origin),
     versionDependencies: new VersionDependencyStore(em),
     resources: new ResourceStore(em, secrets, origin),
     resourceLookups: new ResourceLookupStore(em),

@@ -5,6 +5,7 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { becomesReady, canMoveVersion, type VersionStatus } from '../../domain/versionStatus';
 import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../entities';
+import { recordWriteEvent, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
@@ -53,6 +54,8 @@ export class VersionStore {
   constructor(
     private readonly em: EntityManager,
     private readonly secrets: SecretBox,
+    /** The request the writes are: a version's creation and update write its event themselves. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
   ) {}
 
   /** A new version, with its dependencies (if any) written in the same transaction as it. */
@@ -92,6 +95,7 @@ export class VersionStore {
             await writeDependencies(em, version, input.dependencies);
           }
           if (version.status === 'ready') await markVersionReady(em, version);
+          await recordWriteEvent(em, this.origin, { id, created: true });
           return version;
         }),
       `Version tag "${input.tag}" already exists for this deployment`,
@@ -134,6 +138,7 @@ export class VersionStore {
               open.map((row) => row.id),
             );
           }
+          await recordWriteEvent(em, this.origin, { id: version.id });
           return version;
         }),
       `Version tag "${patch.tag}" already exists for this deployment`,

@@ -97,7 +97,7 @@ let temporalSdkUrl: string | undefined;
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const logger = options.logger ?? testLogger();
   if (!runtimeInstalled) {
-    temporalSdkUrl = installTemporalRuntime(logger, await freePort());
+    temporalSdkUrl = await installTemporalRuntime(logger, () => freePort());
     runtimeInstalled = true;
   }
   const db = await createTestDatabase();

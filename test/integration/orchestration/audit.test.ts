@@ -171,7 +171,7 @@ describe('audit trail', () => {
     expect(find('webhook.created', webhook.id)!.changes).toEqual(['events', 'secret', 'url']);
   });
 
-  it('writes the event of a resource upsert and of a provider set in the write’s own transaction, once', async () => {
+  it('writes the event of a resource upsert, a provider set and a version in the write’s own transaction, once', async () => {
     const resource = (body: object) =>
       stack.http
         .put(`${ws()}/resources/identifier/audit-tx-node`)
@@ -222,6 +222,28 @@ describe('audit trail', () => {
       'resource_provider.created (another transaction)',
       'resource_provider.resources_set',
     ]);
+
+    // A version that is not ready: nothing rolls out, so its row stays as its creation wrote it.
+    const deployment = await stack.http
+      .post(`${ws()}/deployments`)
+      .set(stack.auth)
+      .send({ name: 'Audit tx', slug: 'audit-tx' });
+    const deploymentId = (deployment.body as { id: string }).id;
+    const version = await stack.http
+      .post(`${ws()}/deployments/${deploymentId}/versions`)
+      .set(stack.auth)
+      .send({ tag: 'v-audit-tx', status: 'building' });
+    expect(version.status).toBe(200);
+    const versionId = (version.body as { id: string }).id;
+    const versionEvents = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ action: string; same: boolean }[]>(
+        `SELECT a.action, a.xmin = v.xmin AS same FROM audit_event a, deployment_version v
+          WHERE a.record_id = ? AND v.id = ?`,
+        [versionId, versionId],
+      );
+    expect(versionEvents).toEqual([{ action: 'version.created', same: true }]);
   });
 
   it('records the system’s decisions and the agent’s claim and report, as theirs', async () => {
