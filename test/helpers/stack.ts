@@ -68,6 +68,13 @@ export interface TestStackOptions {
    * namespace must hold our search attributes already.
    */
   temporalAddress?: string;
+  /**
+   * The file's first stack installs Temporal's runtime for the test process; with this, the SDK's
+   * metrics are served from a loopback port, for the files that read them. Not by default: a runtime
+   * the SDK re-creates after its last worker stopped binds the same port again, which may be taken
+   * by then.
+   */
+  temporalSdkMetrics?: boolean;
 }
 
 export function testLogger(): Logger {
@@ -97,7 +104,10 @@ let temporalSdkUrl: string | undefined;
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const logger = options.logger ?? testLogger();
   if (!runtimeInstalled) {
-    temporalSdkUrl = await installTemporalRuntime(logger, () => freePort());
+    temporalSdkUrl = await installTemporalRuntime(
+      logger,
+      options.temporalSdkMetrics ? () => freePort() : undefined,
+    );
     runtimeInstalled = true;
   }
   const db = await createTestDatabase();

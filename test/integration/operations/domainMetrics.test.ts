@@ -36,7 +36,7 @@ describe('domain metrics', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await startTestStack();
+    stack = await startTestStack({ temporalSdkMetrics: true });
   });
   afterAll(() => stack.close());
 
