@@ -206,6 +206,36 @@ export function jobEvent(
   };
 }
 
+/** The columns of a job's row its event names, as statements return them. */
+export interface JobEventRow {
+  id: string;
+  workspace_id: string;
+  release_id: string | null;
+  workflow_run_id: string | null;
+  deployment_id: string | null;
+}
+
+/** `jobEvent` of a job a statement moved, from its row and what it is now. */
+export function jobRowEvent(
+  row: JobEventRow,
+  now: { status: string; message?: string | null },
+  from: string,
+  changes: string[],
+): AuditEventInput {
+  return jobEvent(
+    {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      releaseId: row.release_id,
+      runbookRunId: row.workflow_run_id,
+      deploymentId: row.deployment_id,
+      ...now,
+    },
+    from,
+    changes,
+  );
+}
+
 const MESSAGE_LIMIT = 500;
 
 /** A release's event: the release and its target's records as its details. */

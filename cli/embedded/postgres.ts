@@ -121,17 +121,24 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     fs.closeSync(fs.openSync(logFile, 'a'));
     fs.chownSync(logFile, user.uid, user.gid);
   }
-  const startCode = await launchPostmaster(path.join(bin, 'pg_ctl'), pgData, logFile, options.port, {
-    env,
-    ...identity,
-  });
+  const socketDir = socketDirectory(pgData, options.port);
+  const startCode = await launchPostmaster(
+    path.join(bin, 'pg_ctl'),
+    pgData,
+    logFile,
+    options.port,
+    socketDir,
+    {
+      env,
+      ...identity,
+    },
+  );
   if (startCode !== 0) {
     throw new Error(
       `PostgreSQL did not start (pg_ctl exited ${startCode}).\n--- ${logFile} ---\n${tail(logFile)}`,
     );
   }
 
-  const socketDir = socketDirectory(pgData, options.port);
   const host = socketDir ? encodeURIComponent(socketDir) : '127.0.0.1';
   const base = `postgres://flightdeck:${encodeURIComponent(password)}@${host}:${options.port}`;
   await ensureDatabase(`${base}/postgres`, options.database);
@@ -189,9 +196,9 @@ const SOCKET_PATH_MAX = 107;
 /**
  * Where our own processes reach the embedded server: a Unix socket in its data directory (owner-only,
  * and still behind the password), cheaper per round trip than loopback TCP (ARCHITECTURE.md "The
- * processes of `flightdeck start`": a few percent of the API's CPU per job on the agents' path); loopback TCP, which it always listens on
- * for operators' tools, when the socket's path would be too long or the directory's name needs
- * quoting on pg_ctl's command line.
+ * processes of `flightdeck start`": a few percent of the API's CPU per job on the agents' path).
+ * Undefined, so loopback TCP (which it always listens on, for operators' tools), when the socket's
+ * path would be too long or the directory's name would need quoting on pg_ctl's command line.
  */
 function socketDirectory(pgData: string, port: number): string | undefined {
   const socket = path.join(pgData, `.s.PGSQL.${port}`);
@@ -209,6 +216,7 @@ function launchPostmaster(
   pgData: string,
   logFile: string,
   port: number,
+  socketDir: string | undefined,
   options: { env: NodeJS.ProcessEnv; uid?: number; gid?: number },
 ): Promise<number | null> {
   return new Promise<number | null>((resolve, reject) => {
@@ -224,7 +232,7 @@ function launchPostmaster(
         '-t',
         '60',
         '-o',
-        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='${socketDirectory(pgData, port) ?? ''}'`,
+        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='${socketDir ?? ''}'`,
       ],
       { detached: true, stdio: 'ignore', ...options },
     );

@@ -3,7 +3,7 @@ import { DEFAULT_CANCEL_GRACE_SECONDS } from '../../domain/jobAgents';
 import { movesInto } from '../../domain/jobStatus';
 import { enqueueOrchestrations } from '../../db/outbox';
 import { recordAuditEvents, type AuditOrigin } from '../../db/audit';
-import { jobEvent } from '../../domain/audit';
+import { jobRowEvent } from '../../domain/audit';
 
 /** Whose open jobs a cancel ends: a release's, or a runbook run's. */
 export type CancelScope = { releaseId: string } | { runbookRunId: string };
@@ -68,21 +68,7 @@ export async function cancelOpenJobs(
     em,
     rows
       .filter((row) => !row.asked)
-      .map((row) =>
-        jobEvent(
-          {
-            id: row.id,
-            workspaceId: row.workspace_id,
-            releaseId: row.release_id,
-            runbookRunId: row.workflow_run_id,
-            deploymentId: row.deployment_id,
-            status: 'cancelled',
-            message,
-          },
-          row.from_status,
-          ['status'],
-        ),
-      ),
+      .map((row) => jobRowEvent(row, { status: 'cancelled', message }, row.from_status, ['status'])),
     by,
   );
   await enqueueOrchestrations(

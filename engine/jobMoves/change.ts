@@ -6,7 +6,7 @@ import { outboxInsert, outboxNotifications } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
 import { auditEventsInsert, type AuditOrigin } from '../../db/audit';
-import { jobEvent } from '../../domain/audit';
+import { jobRowEvent, type JobEventRow } from '../../domain/audit';
 
 export interface JobStatusChange {
   status?: JobStatus;
@@ -63,18 +63,14 @@ function fenceClaim(
 }
 
 /** The job's row, as the lock read it (column names). */
-type JobRow = Record<string, unknown> & {
-  id: string;
-  workspace_id: string;
-  release_id: string | null;
-  workflow_run_id: string | null;
-  deployment_id: string | null;
-  status: JobStatus;
-  message: string | null;
-  external_id: string | null;
-  started_at: Date | null;
-  completed_at: Date | null;
-};
+type JobRow = Record<string, unknown> &
+  JobEventRow & {
+    status: JobStatus;
+    message: string | null;
+    external_id: string | null;
+    started_at: Date | null;
+    completed_at: Date | null;
+  };
 
 /**
  * The job, locked for the move, then its claim record and whether a verification waits for the job
@@ -175,23 +171,7 @@ export async function changeJobStatus(
     }
     const writes = changed.length > 0 || starts || unstarts || completes;
     if (!writes && !endsClaim && messages.length === 0) return tx.map(JobSchema, row);
-    const events =
-      changed.length > 0
-        ? [
-            jobEvent(
-              {
-                id: row.id,
-                workspaceId: row.workspace_id,
-                releaseId: row.release_id,
-                runbookRunId: row.workflow_run_id,
-                deploymentId: row.deployment_id,
-                ...after,
-              },
-              before.status,
-              [...changed],
-            ),
-          ]
-        : [];
+    const events = changed.length > 0 ? [jobRowEvent(row, after, before.status, [...changed])] : [];
     const audit = auditEventsInsert(events, change.by);
     const outbox = outboxInsert(messages);
     const notify = outboxNotifications(messages);
