@@ -232,6 +232,8 @@ export interface FlightdeckStack {
   /** The data directory `flightdeck start` runs in (PostgreSQL's, Temporal's SQLite file). */
   dataDir: string;
   apiUrl: string;
+  /** Prometheus figures of the API and the worker (/metrics on the listener of its own). */
+  metricsUrl: string;
   workspaceId: string;
   apiKey: string;
   databaseUrl: string;
@@ -254,10 +256,11 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-start-'));
   // The embedded PostgreSQL runs as the postgres user when we are root: it must enter the directory.
   fs.chmodSync(dataDir, 0o755);
+  const metricsPort = await freePort();
   const start = spawnFlightdeck(['start'], {
     FLIGHTDECK_DATA_DIR: dataDir,
     FLIGHTDECK_PORT: String(await freePort()),
-    FLIGHTDECK_METRICS_PORT: String(await freePort()),
+    FLIGHTDECK_METRICS_PORT: String(metricsPort),
     FLIGHTDECK_EMBEDDED_PG_PORT: String(await freePort()),
     FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: String(await freePort()),
     FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: String(await freePort()),
@@ -302,6 +305,7 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
     return {
       dataDir,
       apiUrl: runtime.apiUrl,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
       workspaceId: credentials.workspaceId,
       apiKey: credentials.apiKey,
       databaseUrl: runtime.databaseUrl,

@@ -45,7 +45,7 @@ import {
  * - /healthz latency while a version fans out to BENCH_PULL_FANOUT_TARGETS (10,000) targets;
  * - memory of each process: idle after start, at its peak, idle again after the load (once the
  *   outbox has drained, or BENCH_PULL_IDLE_WAIT_MS (15 min) have passed: how long it took and what
- *   was left are printed);
+ *   was left are printed), and then what the API's and the worker's V8 heaps hold;
  * - where the time goes: for the PUTs, the claims and the polls, the CPU each process of the stack
  *   (and the benchmark's own clients) spent per operation, and how many of the machine's cores the
  *   phase kept busy.
@@ -121,6 +121,7 @@ export async function run(): Promise<Record<string, unknown>> {
     };
     await sleep(30_000);
     const idleAfterLoad = stack.memoryNow();
+    const heapsAfterLoad = await v8HeapsMb(stack.metricsUrl);
     const peak = stack.memoryPeak();
     return {
       stack:
@@ -143,11 +144,30 @@ export async function run(): Promise<Record<string, unknown>> {
           { idleAtStart: idleAtStart[role], peak: peak[role], idleAfterLoad: idleAfterLoad[role] },
         ]),
       ),
+      v8HeapMbIdleAfterLoad: heapsAfterLoad,
     };
   } finally {
     await pool.end();
     await stack.stop();
   }
+}
+
+/**
+ * What the Node processes' main V8 heaps hold (used of total, MiB), from /metrics: the rest of their
+ * RSS is code, the allocator's, Temporal core's and the worker's workflow threads' heaps.
+ */
+async function v8HeapsMb(metricsUrl: string) {
+  const text = await (await fetch(metricsUrl)).text();
+  const mb = (name: string) => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+    return line === undefined ? null : round(Number(line.split(' ')[1]) / 2 ** 20, 1);
+  };
+  const heapOf = (prefix: string) => ({
+    used: mb(`${prefix}nodejs_heap_size_used_bytes`),
+    total: mb(`${prefix}nodejs_heap_size_total_bytes`),
+    external: mb(`${prefix}nodejs_external_memory_bytes`),
+  });
+  return { api: heapOf('flightdeck_'), worker: heapOf('flightdeck_worker_') };
 }
 
 /**

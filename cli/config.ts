@@ -5,6 +5,7 @@ import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
 import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
+import { DEFAULT_TEMPORAL_MEMORY_LIMIT_MB } from './embedded/temporalMemory';
 import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../domain/audit';
 
@@ -124,6 +125,12 @@ const envSchema = z.object({
     .default(DEFAULT_AUDIT_RETENTION_DAYS),
   FLIGHTDECK_EMBEDDED_TEMPORAL_PORT: port.default(7233),
   FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT: port.default(8233),
+  FLIGHTDECK_EMBEDDED_TEMPORAL_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(128)
+    .max(65_536)
+    .default(DEFAULT_TEMPORAL_MEMORY_LIMIT_MB),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(otlpUrl.optional()),
   OTEL_SERVICE_NAME: optionalString,
@@ -182,6 +189,8 @@ export interface Config {
     workflowCacheMb: number;
     embeddedPort: number;
     embeddedUiPort: number;
+    /** The embedded dev server's Go memory limit (cli/embedded/temporalServer.ts). */
+    embeddedMemoryMb: number;
   };
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
   egress: EgressPolicy;
@@ -288,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workflowCacheMb: e.FLIGHTDECK_WORKER_CACHE_MB,
       embeddedPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_PORT,
       embeddedUiPort: e.FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT,
+      embeddedMemoryMb: e.FLIGHTDECK_EMBEDDED_TEMPORAL_MEMORY_MB,
     },
     egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
     auditRetentionDays: e.FLIGHTDECK_AUDIT_RETENTION_DAYS,

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
-import { Client as PgClient, Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL, OUTBOX_WEBHOOKS_WAKE } from '../db/outbox';
+import { ChannelListener } from '../db/channelListener';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import { coalescingKey, leaseKey, settledLeases, type Dispatch } from './orchestrationDispatch';
 
@@ -89,7 +90,7 @@ const PAUSE_DURING_FANOUT_MS = 1_000;
  */
 export class OutboxRelay {
   private readonly pool: Pool;
-  private listener?: PgClient;
+  private readonly listener: ChannelListener;
   private running = false;
   private readonly wakes = new Map<Lane['name'], () => void>();
   private loops: Promise<void>[] = [];
@@ -105,11 +106,18 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.concurrency = options.concurrency ?? 32;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.listener = new ChannelListener({
+      databaseUrl: options.databaseUrl,
+      channel: OUTBOX_CHANNEL,
+      logger: options.logger,
+      onNotification: (payload) => this.wakeFor(payload),
+    });
   }
 
   async start(): Promise<void> {
     this.running = true;
-    await this.listen();
+    // Until it is heard (and whenever it is lost), the lanes poll.
+    await this.listener.start();
     this.loops = LANES.map((lane) => this.run(lane));
   }
 
@@ -117,31 +125,8 @@ export class OutboxRelay {
     this.running = false;
     this.wakeAll();
     await Promise.all(this.loops);
-    await this.listener?.end().catch(() => undefined);
+    await this.listener.stop();
     await this.pool.end();
-  }
-
-  private async listen(): Promise<void> {
-    const listener = new PgClient({ connectionString: this.options.databaseUrl });
-    listener.on('notification', (notification) => this.wakeFor(notification.payload ?? ''));
-    listener.on('error', (error) => {
-      this.options.logger.warn({ err: error }, 'outbox listener lost; polling until it reconnects');
-      void listener.end().catch(() => undefined);
-      if (this.listener === listener) this.listener = undefined;
-      if (this.running) void sleep(1000).then(() => this.reconnect());
-    });
-    try {
-      await listener.connect();
-      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
-      this.listener = listener;
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'outbox listener could not connect; polling');
-      await listener.end().catch(() => undefined);
-    }
-  }
-
-  private async reconnect(): Promise<void> {
-    if (this.running && !this.listener) await this.listen();
   }
 
   private batchSizeOf(lane: Lane): number {

@@ -22,12 +22,13 @@ export const WORKFLOW_TASK_POLLS = 10;
 export const CACHED_WORKFLOW_KB = 350;
 /**
  * The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says
- * otherwise: 292 workflows. A release evicted while it waits for its job is rebuilt from its six
+ * otherwise: 187 workflows. A release evicted while it waits for its job is rebuilt from its six
  * history events when woken, so a larger cache buys little: at 10,000 targets, 200 MB instead of
  * 100 MB raised the worker's peak from 696 to 848 MB and `flightdeck start`'s idle RSS from 303 to
- * 698 MB, and made the fan-out no faster (bench/fanout, runs on two days).
+ * 698 MB, and made the fan-out no faster (bench/fanout, runs on two days); 64 instead of 100 took
+ * the worker's idle RSS after bench/pull from 436 to 382 MB, claims and fan-outs no slower.
  */
-export const DEFAULT_WORKFLOW_CACHE_MB = 100;
+export const DEFAULT_WORKFLOW_CACHE_MB = 64;
 
 /**
  * The worker's V8 heap, as `flightdeck start` runs it (FLIGHTDECK_WORKER_HEAP_MB). Left to itself V8
@@ -35,9 +36,19 @@ export const DEFAULT_WORKFLOW_CACHE_MB = 100;
  * cache above, the lease and rollout workers' caches and a rollout's batches stay well under this.
  * bench/trailing (two 10,000-target fan-outs, then a version, an approval and 1,000 expiring leases
  * while the starts trail): the worker's peak RSS 899–927 MB without a limit, 560 MB at 512 and
- * 518 MB at 384, with the fan-outs, the version behind the trailing work and the reaper no slower.
+ * 518 MB at 384, with the fan-outs, the version behind the trailing work and the reaper no slower;
+ * bench/scale (100,000 targets) peaked at 389 MB with it and the two settings around it.
  */
-export const DEFAULT_WORKER_HEAP_MB = 512;
+export const DEFAULT_WORKER_HEAP_MB = 384;
+
+/**
+ * The young generation of each of the worker's V8 heaps (its main thread and each worker's workflow
+ * thread), as `flightdeck start` runs it: V8's default of 16 MB a semi-space lets four heaps hold
+ * close to 200 MB of young objects that the next scavenge would free. bench/pull (a 10,000-target
+ * fan-out, then idle): the worker's idle RSS 436 MB with the heap at 384 MB and 4 here, 469–482 MB
+ * at 512 and V8's default; claims, fan-out and drain no slower.
+ */
+export const WORKER_SEMI_SPACE_MB = 4;
 
 /** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
 export function cachedWorkflowsFor(cacheMb: number): number {

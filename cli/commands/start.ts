@@ -12,6 +12,7 @@ import { createLogger } from '../logger';
 import { acquireStartLock, clearRuntimeState, secretKeyFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
+import { WORKER_SEMI_SPACE_MB } from '../../worker/tuning';
 
 /** How long the API and the worker may take to stop after SIGTERM before they are killed. */
 const API_GRACE_MS = 15_000;
@@ -150,6 +151,7 @@ async function spawnRoles(
     niceness: BACKGROUND_NICENESS,
     graceMs: WORKER_GRACE_MS,
     heapMb: config.worker.heapMb,
+    semiSpaceMb: WORKER_SEMI_SPACE_MB,
   });
   const api = spawnRole('api', {
     env: {
@@ -182,6 +184,7 @@ function startDependencies(config: Config, say: (line: string) => void) {
             persistent: true,
             namespace: config.temporal.namespace,
             niceness: BACKGROUND_NICENESS,
+            memoryLimitMb: config.temporal.embeddedMemoryMb,
           }),
         ),
   ]);

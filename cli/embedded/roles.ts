@@ -33,11 +33,18 @@ const NAMES: Record<Role, string> = { api: 'The API', worker: 'The worker' };
  */
 export function spawnRole<R extends Role>(
   role: R,
-  options: { env: NodeJS.ProcessEnv; niceness?: number; graceMs: number; heapMb?: number },
+  options: {
+    env: NodeJS.ProcessEnv;
+    niceness?: number;
+    graceMs: number;
+    heapMb?: number;
+    semiSpaceMb?: number;
+  },
 ): RoleProcess<R> {
   // The same runtime flags (tsx's loader, say), but no second debugger on the same port.
   const nodeArgs = process.execArgv.filter((arg) => !arg.startsWith('--inspect'));
   if (options.heapMb !== undefined) nodeArgs.push(`--max-old-space-size=${options.heapMb}`);
+  if (options.semiSpaceMb !== undefined) nodeArgs.push(`--max-semi-space-size=${options.semiSpaceMb}`);
   const child = spawnSession(process.execPath, [...nodeArgs, process.argv[1]!, role], {
     env: options.env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
+import { goMemoryLimit } from './temporalMemory';
 import { assertPortFree, spawnSession, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
 
@@ -16,6 +17,8 @@ export interface TemporalDevServerOptions {
   startTimeoutMs?: number;
   /** Run the server below the default CPU priority (cli/embedded/processes.ts `atNiceness`). */
   niceness?: number;
+  /** The server's Go memory limit (`GOMEMLIMIT`), in MiB; none unless given. */
+  memoryLimitMb?: number;
 }
 
 export interface TemporalDevServer {
@@ -48,9 +51,12 @@ export const TASK_MATCHING_CONFIG: Record<string, boolean> = {
  *   pollers meet in one place;
  * - the history cache holds more executions than a large fan-out leaves open, so their next
  *   task does not reload them from SQLite;
+ * - an execution leaves that cache a minute after it entered it once nothing holds it, swept every
+ *   15 s: what a fan-out loaded is given back when it goes quiet, and a release woken later reads
+ *   its few rows again;
  * - task priorities and fairness (`TASK_MATCHING_CONFIG`).
  */
-export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, number | boolean> = {
+export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, number | boolean | string | object> = {
   ...TASK_MATCHING_CONFIG,
   'frontend.rps': 10_000,
   'frontend.namespaceRPS': 10_000,
@@ -58,6 +64,8 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, number | boolean> = {
   'matching.numTaskqueueReadPartitions': 1,
   'matching.numTaskqueueWritePartitions': 1,
   'history.hostLevelCacheMaxSize': 32_768,
+  'history.cacheTTL': '1m',
+  'history.cacheBackgroundEvict': { Enabled: true, LoopInterval: '15s', MaxEntryPerCall: 1024 },
 };
 
 /**
@@ -108,6 +116,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const log = fs.openSync(logFile, 'a');
   const child = spawnSession(options.cliPath, args, {
     stdio: ['ignore', log, log],
+    ...(options.memoryLimitMb === undefined
+      ? {}
+      : { env: { ...process.env, ...goMemoryLimit(options.memoryLimitMb) } }),
     ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
   });
   fs.closeSync(log);

@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, isAlive, readPid } from '../../cli/embedded/processes';
+import { DEFAULT_TEMPORAL_MEMORY_LIMIT_MB } from '../../cli/embedded/temporalMemory';
+import { DEFAULT_WORKER_HEAP_MB, WORKER_SEMI_SPACE_MB } from '../../worker/tuning';
 import { harnessValue } from '../harness';
 import { eventually } from '../helpers/eventually';
 
@@ -46,6 +48,10 @@ describe('flightdeck start (embedded stack)', () => {
       DATABASE_URL: '',
       TEMPORAL_ADDRESS: '',
       LOG_LEVEL: 'warn',
+      // The memory settings under test are the defaults.
+      FLIGHTDECK_WORKER_HEAP_MB: undefined,
+      FLIGHTDECK_EMBEDDED_TEMPORAL_MEMORY_MB: undefined,
+      GOMEMLIMIT: undefined,
     };
   });
 
@@ -200,6 +206,14 @@ describe('flightdeck start (embedded stack)', () => {
     }
     expect(environment(worker).MALLOC_ARENA_MAX).toBe('2');
     expect(environment(api).MALLOC_ARENA_MAX).toBe('2');
+    // Memory bounds: the worker's V8 heaps, the dev server's Go heap (ARCHITECTURE.md, "Worker tuning",
+    // "The embedded Temporal server").
+    expect(commandLine(worker)).toContain(
+      `--max-old-space-size=${DEFAULT_WORKER_HEAP_MB} --max-semi-space-size=${WORKER_SEMI_SPACE_MB} `,
+    );
+    expect(commandLine(api)).not.toContain('--max-old-space-size');
+    expect(environment(temporal!).GOMEMLIMIT).toBe(`${DEFAULT_TEMPORAL_MEMORY_LIMIT_MB}MiB`);
+    expect(environment(api).GOMEMLIMIT).toBeUndefined();
 
     // The worker's figures (its process, its Temporal SDK) join the API's on one /metrics, each
     // metric once: a domain counter both processes keep is combined, not repeated.
