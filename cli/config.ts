@@ -189,7 +189,7 @@ export interface Config {
     workflowCacheMb: number;
     embeddedPort: number;
     embeddedUiPort: number;
-    /** The embedded dev server's Go memory limit (cli/embedded/temporalServer.ts). */
+    /** The embedded dev server's Go memory limit (cli/embedded/temporalMemory.ts). */
     embeddedMemoryMb: number;
   };
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */

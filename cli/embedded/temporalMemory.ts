@@ -8,8 +8,3 @@
  * server").
  */
 export const DEFAULT_TEMPORAL_MEMORY_LIMIT_MB = 300;
-
-/** The environment that sets a Go program's memory limit (its runtime reads `GOMEMLIMIT`). */
-export function goMemoryLimit(mb: number): { GOMEMLIMIT: string } {
-  return { GOMEMLIMIT: `${mb}MiB` };
-}

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
-import { goMemoryLimit } from './temporalMemory';
 import { assertPortFree, spawnSession, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
 
@@ -116,9 +115,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const log = fs.openSync(logFile, 'a');
   const child = spawnSession(options.cliPath, args, {
     stdio: ['ignore', log, log],
+    // Go's runtime reads its memory limit from the environment.
     ...(options.memoryLimitMb === undefined
       ? {}
-      : { env: { ...process.env, ...goMemoryLimit(options.memoryLimitMb) } }),
+      : { env: { ...process.env, GOMEMLIMIT: `${options.memoryLimitMb}MiB` } }),
     ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
   });
   fs.closeSync(log);

@@ -51,7 +51,6 @@ describe('flightdeck start (embedded stack)', () => {
       // The memory settings under test are the defaults.
       FLIGHTDECK_WORKER_HEAP_MB: undefined,
       FLIGHTDECK_EMBEDDED_TEMPORAL_MEMORY_MB: undefined,
-      GOMEMLIMIT: undefined,
     };
   });
 
