@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { findOpa, OPA_LIMITS, OpaEngine } from '../../../cli/opa';
 import { UnavailableError } from '../../../domain/errors';
 
@@ -109,6 +110,10 @@ describe('OPA fair share and budgets', () => {
     // The engine's first call writes its capabilities: done before the sessions under test begin.
     expect(await engine.session('workspace-a').deny(FAST, { tag: '1.0' })).toEqual([]);
     const holding = engine.session('workspace-a').deny(SLOW, HOLDING_INPUT);
+    // Each call writes its policy to a file before it asks for a slot, and those writes may finish in
+    // either order (CI once saw the late call take the slot first): the late one starts once the
+    // holding one has had time to take it, well inside its second or more of evaluation.
+    await sleep(100);
     const late = engine.session('workspace-b').deny(FAST, { tag: '1.0-rc' });
     await expect(late).rejects.toThrow(UnavailableError);
     await expect(late).rejects.toThrow(/busy/);
