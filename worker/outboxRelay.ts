@@ -63,14 +63,27 @@ const LANE_SQL = `SELECT id, payload, attempts, trace_context FROM outbox
 /**
  * The next release starts in fair shares by deployment (`fairness_key`): each deployment's oldest
  * start first, then each one's second, and so on, so a fan-out of a hundred thousand releases never
- * holds another deployment's starts behind it (index `outbox_fair_starts_idx`).
+ * holds another deployment's starts behind it. Read through index `outbox_fair_starts_idx` alone:
+ * the deployments with starts waiting are found one index probe each (`waiting`), and each gives its
+ * oldest few, one when there are more deployments than the batch takes (only first turns are taken
+ * then). Ranking every waiting start instead cost a full read of the outbox per batch, 165 ms with
+ * 100,000 waiting, while the fan-out that wrote them needed the database.
  */
-const FAIR_STARTS_SQL = `WITH fair AS (
-     SELECT id FROM (
-       SELECT id, row_number() OVER (PARTITION BY fairness_key ORDER BY id) AS turn
-         FROM outbox WHERE kind = 'release.start' AND available_at <= now()) ranked
-      ORDER BY turn, id
-      LIMIT $1)
+const FAIR_STARTS_SQL = `WITH RECURSIVE waiting AS (
+       (SELECT fairness_key AS key FROM outbox WHERE kind = 'release.start' ORDER BY fairness_key LIMIT 1)
+       UNION ALL
+       SELECT (SELECT o.fairness_key FROM outbox o
+                WHERE o.kind = 'release.start' AND o.fairness_key > w.key ORDER BY o.fairness_key LIMIT 1)
+         FROM waiting w WHERE w.key IS NOT NULL),
+     fair AS (
+       SELECT next.id FROM waiting w
+        CROSS JOIN LATERAL (
+          SELECT o.id, row_number() OVER (ORDER BY o.id) AS turn FROM outbox o
+           WHERE o.kind = 'release.start' AND o.fairness_key = w.key AND o.available_at <= now()
+           ORDER BY o.id
+           LIMIT CASE WHEN (SELECT count(key) FROM waiting) > $1 THEN 1 ELSE $1 END) next
+        ORDER BY next.turn, next.id
+        LIMIT $1)
    SELECT o.id, o.payload, o.attempts, o.trace_context FROM outbox o JOIN fair USING (id)
     ORDER BY o.id
       FOR UPDATE OF o SKIP LOCKED`;

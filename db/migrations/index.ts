@@ -28,6 +28,7 @@ import { Migration0030DeliveryCount } from './Migration0030DeliveryCount';
 import { Migration0031ReleaseCompletions } from './Migration0031ReleaseCompletions';
 import { Migration0032GracefulCancel } from './Migration0032GracefulCancel';
 import { Migration0033AuditAndWebhooks } from './Migration0033AuditAndWebhooks';
+import { Migration0034FanoutWrites } from './Migration0034FanoutWrites';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -61,4 +62,5 @@ export const migrations = [
   { name: 'Migration0031ReleaseCompletions', class: Migration0031ReleaseCompletions },
   { name: 'Migration0032GracefulCancel', class: Migration0032GracefulCancel },
   { name: 'Migration0033AuditAndWebhooks', class: Migration0033AuditAndWebhooks },
+  { name: 'Migration0034FanoutWrites', class: Migration0034FanoutWrites },
 ];

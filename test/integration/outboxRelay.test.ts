@@ -5,6 +5,18 @@ import { OutboxRelay } from '../../worker/outboxRelay';
 import { eventually } from '../helpers/eventually';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
+const start = (deploymentId: string, n: number): OrchestrationMessage => ({
+  kind: 'release.start',
+  release: {
+    id: `${deploymentId}-${n}`,
+    workspaceId: 'w',
+    versionId: `${deploymentId}-v`,
+    deploymentId,
+    environmentId: 'e',
+    resourceId: `r-${n}`,
+  },
+});
+
 const message = (n: number): OrchestrationMessage => ({
   kind: 'version.ready',
   workspaceId: 'w',
@@ -126,17 +138,6 @@ describe('outbox relay', () => {
   });
 
   it("takes release starts in fair shares by deployment: one fan-out's backlog holds no other deployment back", async () => {
-    const start = (deploymentId: string, n: number): OrchestrationMessage => ({
-      kind: 'release.start',
-      release: {
-        id: `${deploymentId}-${n}`,
-        workspaceId: 'w',
-        versionId: `${deploymentId}-v`,
-        deploymentId,
-        environmentId: 'e',
-        resourceId: `r-${n}`,
-      },
-    });
     await enqueue(Array.from({ length: 300 }, (_, n) => start('big', n)));
     await enqueue([start('small', 0)]);
     const delivered: string[] = [];
@@ -159,5 +160,32 @@ describe('outbox relay', () => {
     // in the first batch (8 starts: two per concurrent call).
     expect(delivered.indexOf('small-0')).toBeGreaterThanOrEqual(0);
     expect(delivered.indexOf('small-0')).toBeLessThan(8);
+  });
+
+  it('takes first turns only while more deployments wait than a batch holds, and every start once', async () => {
+    const deployments = Array.from({ length: 20 }, (_, d) => `d${String(d).padStart(2, '0')}`);
+    for (const deployment of deployments) await enqueue([0, 1, 2].map((n) => start(deployment, n)));
+    const delivered: string[] = [];
+    const relay = new OutboxRelay({
+      databaseUrl: stack.db.url,
+      logger: stack.logger,
+      concurrency: 4,
+      dispatch: async (m) => {
+        delivered.push((m as { release: { id: string } }).release.id);
+      },
+    });
+    await relay.start();
+    try {
+      await eventually(() => delivered.length >= 60 || undefined);
+    } finally {
+      await relay.stop();
+    }
+    // Batches of eight (two per concurrent call): while more than eight deployments wait, a batch
+    // holds one start of eight of them, each that deployment's oldest.
+    const deploymentOf = (id: string) => id.split('-')[0];
+    expect(delivered.slice(0, 8).sort()).toEqual(deployments.slice(0, 8).map((d) => `${d}-0`));
+    expect(new Set(delivered.slice(8, 16).map(deploymentOf)).size).toBe(8);
+    expect(new Set(delivered).size).toBe(60);
+    expect(delivered).toHaveLength(60);
   });
 });
