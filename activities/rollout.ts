@@ -17,6 +17,12 @@ export interface RolloutActivityDeps {
 const BATCHES_FOR_MS = 20_000;
 
 /**
+ * Transactions a version's batch runs side by side (engine/executor/releaseFanout.ts); a single batch
+ * (`forMs` 0: the first, in the workflow task that starts the rollout) is one, so the first jobs come soonest.
+ */
+const VERSION_LANES = 2;
+
+/**
  * The fan-out's batches, each one transaction (engine/executor/releaseFanout.ts). They start no workflow
  * themselves: each new release's start is an outbox row of the same transaction, which the relay
  * turns into a workflow start, so a batch re-run after a crash creates and starts nothing twice
@@ -39,7 +45,14 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
       let after = input.after;
       let created = 0;
       do {
-        const result = await rollOutVersionBatch(fork(), secrets, input.versionId, after, input.batchSize);
+        const result = await rollOutVersionBatch(
+          fork,
+          secrets,
+          input.versionId,
+          after,
+          input.batchSize,
+          input.forMs === 0 ? 1 : VERSION_LANES,
+        );
         created += result.created;
         after = result.next;
       } while (after && Date.now() < until);

@@ -88,6 +88,7 @@ async function targetsWithinBytes(
   where: string,
   params: unknown[],
   size: number,
+  bytes = BATCH_RESOURCE_BYTES,
 ): Promise<{ limit: number; more: boolean }> {
   const [row] = await tx.execute<{ fitting: number; candidates: number }[]>(
     `SELECT count(*) FILTER (WHERE n = 1 OR bytes <= ?)::int AS fitting, count(*)::int AS candidates
@@ -98,7 +99,7 @@ async function targetsWithinBytes(
              WINDOW w AS (ORDER BY t.resource_id, t.environment_id)
               ORDER BY t.resource_id, t.environment_id
               LIMIT ?) batch`,
-    [BATCH_RESOURCE_BYTES, ...params, size],
+    [bytes, ...params, size],
   );
   const fitting = Math.max(1, row?.fitting ?? 0);
   const candidates = row?.candidates ?? 0;
@@ -257,32 +258,92 @@ async function wakeSupersededReleases(tx: EntityManager, choices: readonly Relea
 }
 
 /**
- * One batch of a version's rollout: the next `size` release targets of its deployment after
- * `after` (a `resourceId/environmentId` cursor), with the version's rollout progress. `next` is
- * absent when the rollout is complete.
+ * One batch of a version's rollout: the next `size` release targets of its deployment after `after`
+ * (a `resourceId/environmentId` cursor) for each of `lanes` transactions, which run side by side on
+ * consecutive slices of those targets, each with its share of the version's rollout progress. A
+ * transaction alternates between this process's work and the database's, so two of them keep both
+ * busy where one leaves each idle half the time. `next` is absent when the rollout is complete; it is
+ * marked complete only once every slice has committed.
  */
 export async function rollOutVersionBatch(
-  em: EntityManager,
+  fork: () => EntityManager,
   box: SecretBox,
   versionId: string,
   after: string | undefined,
   size: number,
+  lanes = 1,
 ): Promise<FanoutResult & { next?: string }> {
+  const em = fork();
+  const version = await readyVersion(em, versionId);
+  if (!version) return { created: 0, started: 0 };
+  const [afterResource, afterEnvironment] = after ? after.split('/') : [];
+  const where = `t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}`;
+  const params = after ? [version.deployment_id, afterResource, afterEnvironment] : [version.deployment_id];
+  const { limit, more } = await targetsWithinBytes(
+    em,
+    where,
+    params,
+    size * lanes,
+    BATCH_RESOURCE_BYTES * lanes,
+  );
+  const keys = await em.execute<TargetKey[]>(
+    `SELECT t.resource_id AS "resourceId", t.environment_id AS "environmentId" FROM release_target t
+      WHERE ${where} ORDER BY t.resource_id, t.environment_id LIMIT ?`,
+    [...params, limit],
+  );
+  const slice = Math.ceil(keys.length / lanes);
+  const slices = Array.from({ length: lanes }, (_, n) => keys.slice(n * slice, (n + 1) * slice)).filter(
+    (targets) => targets.length > 0,
+  );
+  const results = await Promise.all(
+    slices.map((targets) => rollOutVersionSlice(fork(), box, versionId, targets)),
+  );
+  const result = results.reduce(
+    (sum, one) => ({ created: sum.created + one.created, started: sum.started + one.started }),
+    {
+      created: 0,
+      started: 0,
+    },
+  );
+  const last = keys[keys.length - 1];
+  const next = more && last ? `${last.resourceId}/${last.environmentId}` : undefined;
+  if (next) return { ...result, next };
+  await completeRollout(em, versionId);
+  return result;
+}
+
+type TargetKey = { resourceId: string; environmentId: string };
+
+async function readyVersion(em: EntityManager, versionId: string): Promise<VersionRow | undefined> {
+  const [version] = await em.execute<VersionRow[]>(
+    `SELECT id, tag, name, status, metadata, config, created_at, deployment_id, workspace_id
+       FROM deployment_version WHERE id = ?`,
+    [versionId],
+  );
+  return version?.status === 'ready' ? version : undefined;
+}
+
+/** One transaction of a version's rollout: releases on these targets of its deployment, and the progress they make. */
+function rollOutVersionSlice(
+  em: EntityManager,
+  box: SecretBox,
+  versionId: string,
+  keys: readonly TargetKey[],
+): Promise<FanoutResult> {
   return em.transactional(async (tx) => {
-    const [version] = await tx.execute<VersionRow[]>(
-      `SELECT id, tag, name, status, metadata, config, created_at, deployment_id, workspace_id
-         FROM deployment_version WHERE id = ?`,
-      [versionId],
-    );
-    if (!version || version.status !== 'ready') return { created: 0, started: 0 };
-    const [afterResource, afterEnvironment] = after ? after.split('/') : [];
-    const where = `t.deployment_id = ? ${after ? 'AND (t.resource_id, t.environment_id) > (?::uuid, ?::uuid)' : ''}`;
-    const params = after ? [version.deployment_id, afterResource, afterEnvironment] : [version.deployment_id];
-    const { limit, more } = await targetsWithinBytes(tx, where, params, size);
+    const version = await readyVersion(tx, versionId);
+    if (!version) return { created: 0, started: 0 };
     const targets = await tx.execute<TargetRow[]>(
-      `${targetSelect(`SELECT * FROM release_target t WHERE ${where} ORDER BY t.resource_id, t.environment_id LIMIT ?`)}
+      `${targetSelect(`SELECT t.* FROM release_target t
+         JOIN unnest(?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id)
+           ON wanted.resource_id = t.resource_id AND wanted.environment_id = t.environment_id
+        WHERE t.deployment_id = ?`)}
         ORDER BY t.resource_id, t.environment_id`,
-      [...params, limit],
+      [
+        uuidArray(keys.map((k) => k.resourceId)),
+        uuidArray(keys.map((k) => k.environmentId)),
+        version.deployment_id,
+      ],
     );
     const policies = await enabledPolicies(tx, version.workspace_id);
     const result = await createReleases(
@@ -292,22 +353,32 @@ export async function rollOutVersionBatch(
         .filter((target) => eligibleOn(version, target, policies))
         .map((target) => ({ target, versionId })),
     );
-    const last = targets[targets.length - 1];
-    const next = more && last ? `${last.resourceId}/${last.environmentId}` : undefined;
-    const [progress] = await tx.execute<{ fanout_seconds: number | null }[]>(
+    await tx.execute(
       `UPDATE deployment_version
-          SET rollout_status = CASE WHEN ? THEN 'completed' ELSE 'running' END,
+          SET rollout_status = 'running',
               rollout_release_count = rollout_release_count + ?,
               rollout_started_at = coalesce(rollout_started_at, statement_timestamp()),
               rollout_batch_at = clock_timestamp(),
-              rollout_completed_at = CASE WHEN ? THEN coalesce(rollout_completed_at, clock_timestamp()) END
-        WHERE id = ?
-        RETURNING extract(epoch FROM rollout_completed_at - rollout_started_at)::float8 AS fanout_seconds`,
-      [!next, result.created, !next, versionId],
+              rollout_completed_at = NULL
+        WHERE id = ?`,
+      [result.created, versionId],
     );
-    if (!next && typeof progress?.fanout_seconds === 'number') versionFanout.observe(progress.fanout_seconds);
-    return next ? { ...result, next } : result;
+    return result;
   });
+}
+
+/** A version's rollout marked complete, once its last batch committed. */
+async function completeRollout(em: EntityManager, versionId: string): Promise<void> {
+  const [progress] = await em.execute<{ fanout_seconds: number | null }[]>(
+    `UPDATE deployment_version
+        SET rollout_status = 'completed',
+            rollout_started_at = coalesce(rollout_started_at, statement_timestamp()),
+            rollout_completed_at = coalesce(rollout_completed_at, clock_timestamp())
+      WHERE id = ? AND status = 'ready'
+      RETURNING extract(epoch FROM rollout_completed_at - rollout_started_at)::float8 AS fanout_seconds`,
+    [versionId],
+  );
+  if (typeof progress?.fanout_seconds === 'number') versionFanout.observe(progress.fanout_seconds);
 }
 
 /**

@@ -22,6 +22,7 @@ const PER_BATCH = Math.floor(BATCH_RESOURCE_BYTES / LARGE_BYTES);
 describe('rollout batches over large resources', () => {
   let stack: TestStack;
   const fork = () => stack.orm.em.fork() as EntityManager;
+  let largeDeployment: string;
 
   beforeAll(async () => {
     stack = await startTestStack({ worker: false });
@@ -34,6 +35,7 @@ describe('rollout batches over large resources', () => {
     const system = await api.system('Large');
     await api.environment('large-env', 'resource.metadata["pool"] == "large"', system);
     const deployment = await api.deployment('large', system);
+    largeDeployment = deployment;
     await api.version(deployment, 'v1', { status: 'ready' });
     for (let n = 0; n < RESOURCES; n++) {
       await api.resource(
@@ -64,12 +66,40 @@ describe('rollout batches over large resources', () => {
     const batches: number[] = [];
     let after: string | undefined;
     do {
-      const batch = await rollOutVersionBatch(fork(), stack.secrets, v2, after, 500);
+      const batch = await rollOutVersionBatch(fork, stack.secrets, v2, after, 500);
       batches.push(batch.created);
       after = batch.next;
     } while (after);
     expect(batches).toEqual([3, 3, 1]);
     const releases = await api.releases(`&versionId=${v2}`);
     expect(releases).toHaveLength(RESOURCES);
+  });
+
+  it('runs a batch in two transactions side by side: twice the targets, each one release, complete only at the end', async () => {
+    const api = recordsApi(stack);
+    // The first test's deployment and its seven targets.
+    const v3 = await api.version(largeDeployment, 'v3', { status: 'ready' });
+    const statusOf = async () => {
+      const [row] = await fork()
+        .getConnection()
+        .execute(`SELECT rollout_status, rollout_release_count FROM deployment_version WHERE id = ?`, [v3]);
+      return row as { rollout_status: string; rollout_release_count: number };
+    };
+    const batches: number[] = [];
+    const statuses: string[] = [];
+    let after: string | undefined;
+    do {
+      const batch = await rollOutVersionBatch(fork, stack.secrets, v3, after, 500, 2);
+      batches.push(batch.created);
+      statuses.push((await statusOf()).rollout_status);
+      after = batch.next;
+    } while (after);
+    expect(batches).toEqual([2 * PER_BATCH, RESOURCES - 2 * PER_BATCH]);
+    expect(statuses).toEqual(['running', 'completed']);
+    expect((await statusOf()).rollout_release_count).toBe(RESOURCES);
+    const releases = await api.releases(`&versionId=${v3}`);
+    expect(new Set(releases.map((r: { resourceId: string }) => r.resourceId)).size).toBe(RESOURCES);
+    // Run again from the start, it creates nothing twice.
+    expect((await rollOutVersionBatch(fork, stack.secrets, v3, undefined, 500, 2)).created).toBe(0);
   });
 });
