@@ -40,6 +40,26 @@ describe('outbox relay', () => {
       for (const m of messages) await enqueueOrchestration(em, m);
     });
 
+  /** Release ids in the order a relay of four concurrent calls delivered them, once `count` were. */
+  const relayStarts = async (count: number): Promise<string[]> => {
+    const delivered: string[] = [];
+    const relay = new OutboxRelay({
+      databaseUrl: stack.db.url,
+      logger: stack.logger,
+      concurrency: 4,
+      dispatch: async (m) => {
+        delivered.push((m as { release: { id: string } }).release.id);
+      },
+    });
+    await relay.start();
+    try {
+      await eventually(() => delivered.length >= count || undefined);
+    } finally {
+      await relay.stop();
+    }
+    return delivered;
+  };
+
   beforeAll(async () => {
     stack = await startTestStack({ worker: false });
   });
@@ -140,22 +160,7 @@ describe('outbox relay', () => {
   it("takes release starts in fair shares by deployment: one fan-out's backlog holds no other deployment back", async () => {
     await enqueue(Array.from({ length: 300 }, (_, n) => start('big', n)));
     await enqueue([start('small', 0)]);
-    const delivered: string[] = [];
-    const relay = new OutboxRelay({
-      databaseUrl: stack.db.url,
-      logger: stack.logger,
-      batchSize: 50,
-      concurrency: 4,
-      dispatch: async (m) => {
-        delivered.push((m as { release: { id: string } }).release.id);
-      },
-    });
-    await relay.start();
-    try {
-      await eventually(() => delivered.length >= 301 || undefined);
-    } finally {
-      await relay.stop();
-    }
+    const delivered = await relayStarts(301);
     // Served oldest first, the small deployment's one start would come last; in fair shares it is
     // in the first batch (8 starts: two per concurrent call).
     expect(delivered.indexOf('small-0')).toBeGreaterThanOrEqual(0);
@@ -165,21 +170,7 @@ describe('outbox relay', () => {
   it('takes first turns only while more deployments wait than a batch holds, and every start once', async () => {
     const deployments = Array.from({ length: 20 }, (_, d) => `d${String(d).padStart(2, '0')}`);
     for (const deployment of deployments) await enqueue([0, 1, 2].map((n) => start(deployment, n)));
-    const delivered: string[] = [];
-    const relay = new OutboxRelay({
-      databaseUrl: stack.db.url,
-      logger: stack.logger,
-      concurrency: 4,
-      dispatch: async (m) => {
-        delivered.push((m as { release: { id: string } }).release.id);
-      },
-    });
-    await relay.start();
-    try {
-      await eventually(() => delivered.length >= 60 || undefined);
-    } finally {
-      await relay.stop();
-    }
+    const delivered = await relayStarts(60);
     // Batches of eight (two per concurrent call): while more than eight deployments wait, a batch
     // holds one start of eight of them, each that deployment's oldest.
     const deploymentOf = (id: string) => id.split('-')[0];
