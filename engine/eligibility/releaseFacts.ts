@@ -53,6 +53,19 @@ export const DEPLOYED_VERSION_JOIN = (state: string, version: string) =>
   `LEFT JOIN release ${version}_release ON ${version}_release.id = coalesce(${state}.active_release_id, ${state}.current_release_id)
    LEFT JOIN deployment_version ${version} ON ${version}.id = ${version}_release.version_id`;
 
+/**
+ * SQL for the open releases of the target of `row` (a row with its resource, environment and
+ * deployment ids), to be joined LATERAL: each row's are looked up in `release_open_idx`. `OFFSET 0`
+ * keeps the planner from turning the lookups into one join over every open release, which it
+ * chooses while a fan-out grows the table faster than its statistics follow (tens of milliseconds
+ * a batch, sorting every open release of the workspace).
+ */
+export const OPEN_RELEASES_OF = (row: string) =>
+  `SELECT * FROM release open_release
+    WHERE open_release.resource_id = ${row}.resource_id AND open_release.environment_id = ${row}.environment_id
+      AND open_release.deployment_id = ${row}.deployment_id AND open_release.phase IN ('pending', 'running')
+   OFFSET 0`;
+
 const iso = (value: Date | string | number) => new Date(value).toISOString();
 
 /** `{[key]: values}` when there are any, nothing otherwise: a history records only facts that exist. */
@@ -81,8 +94,10 @@ export async function loadReleases(
   const rows = await em.execute<ReleaseRow[]>(
     `SELECT rl.id, rl.workspace_id, rl.deployment_id, rl.environment_id, rl.resource_id, rl.version_id, rl.phase,
             rl.redeploy_requested_at, rl.redeploy_override_reason, rl.created_at, ${FACT_COLUMNS},
-            EXISTS (SELECT 1 FROM release_target t WHERE t.resource_id = rl.resource_id
-                      AND t.environment_id = rl.environment_id AND t.deployment_id = rl.deployment_id) AS target_exists,
+            -- Scalar, so probed per row: an EXISTS may be planned as a hash of every release target.
+            coalesce((SELECT true FROM release_target t WHERE t.resource_id = rl.resource_id
+                        AND t.environment_id = rl.environment_id AND t.deployment_id = rl.deployment_id), false)
+              AS target_exists,
             (SELECT coalesce(max(attempt), 0)::int FROM job WHERE release_id = rl.id) AS last_attempt
        FROM release rl
        JOIN deployment_version v ON v.id = rl.version_id
@@ -326,8 +341,7 @@ async function loadNewerReleases(
                         AND a.status = 'rejected') AS rejected
          FROM release me
          JOIN deployment_version mv ON mv.id = me.version_id
-         JOIN release o ON o.resource_id = me.resource_id AND o.environment_id = me.environment_id
-                       AND o.deployment_id = me.deployment_id AND o.phase IN ('pending', 'running')
+        CROSS JOIN LATERAL (${OPEN_RELEASES_OF('me')}) o
          JOIN deployment_version ov ON ov.id = o.version_id
         WHERE me.id = ANY(?::uuid[]) AND (ov.created_at, ov.id) > (mv.created_at, mv.id)`,
       [uuidArray(rows.map((row) => row.id))],

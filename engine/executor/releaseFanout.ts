@@ -10,7 +10,7 @@ import { enqueueOrchestrations } from '../../db/outbox';
 import { recordAuditEvents } from '../../db/audit';
 import { evaluationEvents, releaseEvent } from '../../domain/audit';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
-import { DEPLOYED_VERSION_JOIN, loadReleases } from '../eligibility/releaseFacts';
+import { DEPLOYED_VERSION_JOIN, loadReleases, OPEN_RELEASES_OF } from '../eligibility/releaseFacts';
 import { wakeReleases } from '../../db/releaseWake';
 import type { SecretBox } from '../../db/secrets';
 import { uuidArray } from '../../db/sql';
@@ -240,10 +240,10 @@ async function enqueueReleaseStarts(
 async function wakeSupersededReleases(tx: EntityManager, choices: readonly ReleaseChoice[]): Promise<void> {
   const column = (pick: (choice: ReleaseChoice) => string) => uuidArray(choices.map(pick));
   const older = await tx.execute<{ id: string }[]>(
-    `SELECT r.id FROM release r
-       JOIN unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) AS c(resource_id, environment_id, deployment_id, version_id)
-         ON r.resource_id = c.resource_id AND r.environment_id = c.environment_id AND r.deployment_id = c.deployment_id
-      WHERE r.phase IN ('pending', 'running') AND r.version_id <> c.version_id`,
+    `SELECT r.id
+       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[]) AS c(resource_id, environment_id, deployment_id, version_id)
+      CROSS JOIN LATERAL (${OPEN_RELEASES_OF('c')}) r
+      WHERE r.version_id <> c.version_id`,
     [
       column((c) => c.target.resourceId),
       column((c) => c.target.environmentId),
@@ -333,11 +333,13 @@ function rollOutVersionSlice(
   return em.transactional(async (tx) => {
     const version = await readyVersion(tx, versionId);
     if (!version) return { created: 0, started: 0 };
+    // Each key looked up by the primary key (LIMIT 1 keeps the lookups from becoming one hash of every
+    // target of the deployment, which stale statistics make the planner choose during a fan-out).
     const targets = await tx.execute<TargetRow[]>(
-      `${targetSelect(`SELECT t.* FROM release_target t
-         JOIN unnest(?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id)
-           ON wanted.resource_id = t.resource_id AND wanted.environment_id = t.environment_id
-        WHERE t.deployment_id = ?`)}
+      `${targetSelect(`SELECT t.* FROM unnest(?::uuid[], ?::uuid[]) AS wanted(resource_id, environment_id)
+        CROSS JOIN LATERAL (SELECT * FROM release_target x
+                             WHERE x.resource_id = wanted.resource_id AND x.environment_id = wanted.environment_id
+                               AND x.deployment_id = ? LIMIT 1) t`)}
         ORDER BY t.resource_id, t.environment_id`,
       [
         uuidArray(keys.map((k) => k.resourceId)),
