@@ -20,6 +20,7 @@ import {
   type MatchedPolicy,
 } from './policyMatching';
 import { uuidArray } from '../../db/sql';
+import { OPEN_RELEASES_OF } from '../../db/releaseWake';
 import type { SkipFact } from '../../domain/policySkips';
 import type { HoldFact } from '../../domain/holds';
 import { holdsOnTarget, loadWorkspaceHolds } from './holdMatching';
@@ -52,19 +53,6 @@ export const VERSION_JSON = (alias: string) =>
 export const DEPLOYED_VERSION_JOIN = (state: string, version: string) =>
   `LEFT JOIN release ${version}_release ON ${version}_release.id = coalesce(${state}.active_release_id, ${state}.current_release_id)
    LEFT JOIN deployment_version ${version} ON ${version}.id = ${version}_release.version_id`;
-
-/**
- * SQL for the open releases of the target of `row` (a row with its resource, environment and
- * deployment ids), to be joined LATERAL: each row's are looked up in `release_open_idx`. `OFFSET 0`
- * keeps the planner from turning the lookups into one join over every open release, which it
- * chooses while a fan-out grows the table faster than its statistics follow (tens of milliseconds
- * a batch, sorting every open release of the workspace).
- */
-export const OPEN_RELEASES_OF = (row: string) =>
-  `SELECT * FROM release open_release
-    WHERE open_release.resource_id = ${row}.resource_id AND open_release.environment_id = ${row}.environment_id
-      AND open_release.deployment_id = ${row}.deployment_id AND open_release.phase IN ('pending', 'running')
-   OFFSET 0`;
 
 const iso = (value: Date | string | number) => new Date(value).toISOString();
 

@@ -11,7 +11,7 @@ import {
 } from '../../domain/releaseTargets';
 import { enqueueOrchestration } from '../../db/outbox';
 import { paced } from '../selectors/pace';
-import { OPEN_RELEASE_SQL, wakeReleases } from '../../db/releaseWake';
+import { OPEN_RELEASES_OF, wakeReleases } from '../../db/releaseWake';
 import { uuidArray } from '../../db/sql';
 
 /**
@@ -92,10 +92,7 @@ export async function applyReleaseTargetChanges(
        RETURNING rollout_pending
      )
      SELECT (SELECT count(*) FILTER (WHERE rollout_pending)::int FROM inserted) AS pending,
-            (SELECT coalesce(array_agg(r.id), '{}') FROM release r
-               JOIN gone g ON r.resource_id = g.resource_id AND r.environment_id = g.environment_id
-                          AND r.deployment_id = g.deployment_id
-              WHERE ${OPEN_RELEASE_SQL}) AS woken`,
+            (SELECT coalesce(array_agg(r.id), '{}') FROM gone g CROSS JOIN LATERAL (${OPEN_RELEASES_OF('g')}) r) AS woken`,
     [...columns(changes.removed), workspaceId, ...columns(changes.added)],
   );
   if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
