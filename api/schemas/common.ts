@@ -85,7 +85,7 @@ export function pageOf<T extends z.ZodType>(item: T, name: string) {
       }),
       countLimit: z.number().int().optional().openapi({
         description:
-          'Present when `total` was counted up to this many and stopped there: there are at least that many (a poll counts at most 1,000 past its page)',
+          'Present when `total` was counted up to this many and stopped there: there are at least that many (a poll counts at most 100 past its page)',
       }),
     })
     .openapi(name);

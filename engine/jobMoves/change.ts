@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
+import { plainRecord } from '../../db/plainRecords';
 import { outboxInsert, outboxNotifications } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
@@ -170,7 +171,7 @@ export async function changeJobStatus(
         messages.push({ kind: 'workflowRun.wake', runId: row.workflow_run_id });
     }
     const writes = changed.length > 0 || starts || unstarts || completes;
-    if (!writes && !endsClaim && messages.length === 0) return tx.map(JobSchema, row);
+    if (!writes && !endsClaim && messages.length === 0) return plainRecord(tx, JobSchema, row);
     const events = changed.length > 0 ? [jobRowEvent(row, after, before.status, [...changed])] : [];
     const audit = auditEventsInsert(events, change.by);
     const outbox = outboxInsert(messages);
@@ -202,6 +203,6 @@ export async function changeJobStatus(
         ...notify.params,
       ],
     );
-    return tx.map(JobSchema, written?.id ? written : row);
+    return plainRecord(tx, JobSchema, written?.id ? written : row);
   });
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../../db/outbox';
+import { plainRecord } from '../../db/plainRecords';
 import { deliveryLimits, leaseExpiries, leaseReaperLag } from '../metrics';
 import { DEFAULT_MAX_DELIVERIES, LEASE_SHORTHAND_SECONDS } from '../../domain/jobAgents';
 import { changeJobStatus } from './change';
@@ -137,7 +138,7 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
       outcome: 'claimed',
       agent,
       // The claimed job as the statement returned it: the answer needs no second read.
-      job: em.map(JobSchema, job),
+      job: plainRecord(em, JobSchema, job),
       lease: claimId
         ? { claimId, leaseSeconds: leaseSeconds!, expiresAt: new Date(expiresAt!).toISOString() }
         : null,

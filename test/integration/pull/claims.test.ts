@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiServer } from '../../../api/server';
 import { ApiClient } from '../../../cli/apiClient';
+import { JobSchema } from '../../../db/entities';
+import { plainRecord } from '../../../db/plainRecords';
 import { ApiKeyStore } from '../../../db/stores/apiKeys';
 import { WorkspaceStore } from '../../../db/stores/workspaces';
 import { recordsApi } from '../../helpers/orchestration';
@@ -126,6 +128,12 @@ describe('pull agents, phase V1', () => {
       job: { status: 'successful', message: 'deployed' },
     });
     expect(report.body.job.completedAt).toEqual(expect.any(String));
+    // The answers are built from the statements' rows as plain records: the job as the ORM maps it.
+    const em = stack.orm.em.fork() as EntityManager;
+    const [row] = await em.execute<Record<string, unknown>[]>('SELECT * FROM job WHERE id = ?', [job.id]);
+    const record = plainRecord(em, JobSchema, row!);
+    expect(record).toEqual({ ...em.map(JobSchema, row!) });
+    expect(record).toMatchObject({ id: job.id, status: 'successful', completedAt: expect.any(Date) });
     await api.releaseWith(
       (release) => release.id === job.releaseId && release.phase === 'succeeded',
       'the release to succeed',

@@ -35,11 +35,11 @@ describe('polls over a long queue', () => {
   const poll = (query: string) =>
     stack.http.get(`${ws}/job-agents/${fixture.agentId}/jobs?status=queued&${query}`).set(stack.auth);
 
-  it('answers a full page with a total counted up to 1,000 past it, and says so', async () => {
-    expect(POLL_COUNT_AHEAD).toBe(1_000);
+  it('answers a full page with a total counted up to 100 past it, and says so', async () => {
+    expect(POLL_COUNT_AHEAD).toBe(100);
     const first = await poll('limit=100');
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ total: 1_100, countLimit: 1_100, limit: 100, offset: 0 });
+    expect(first.body).toMatchObject({ total: 200, countLimit: 200, limit: 100, offset: 0 });
     expect(first.body.items).toHaveLength(100);
     expect(first.body.items[0].id).toBe(fixture.jobs[0]!.id);
     const created = first.body.items.map((job: { createdAt: string }) => job.createdAt);
@@ -47,8 +47,8 @@ describe('polls over a long queue', () => {
   });
 
   it('counts exactly near the end of the queue, and when the page is not full', async () => {
-    const near = await poll('limit=100&offset=1000');
-    expect(near.body).toMatchObject({ total: QUEUED, limit: 100, offset: 1_000 });
+    const near = await poll('limit=100&offset=1350');
+    expect(near.body).toMatchObject({ total: QUEUED, limit: 100, offset: 1_350 });
     expect(near.body).not.toHaveProperty('countLimit');
     const last = await poll('limit=100&offset=1450');
     expect(last.body).toMatchObject({ total: QUEUED });
