@@ -333,8 +333,7 @@ interface ServicePorts {
 
 /**
  * The frontend's port when given, free ports for the rest, all different. Membership ports are
- * stored in a SMALLINT column (cluster_membership.rpc_port), so they come from below 32768, outside
- * Linux's ephemeral range that `freePort` draws from.
+ * stored in a SMALLINT column (cluster_membership.rpc_port): `freePort` draws from below 32768.
  */
 async function servicePorts(frontend: number | undefined, host: string): Promise<ServicePorts> {
   const taken = new Set<number>(frontend === undefined ? [] : [frontend]);
@@ -347,31 +346,17 @@ async function servicePorts(frontend: number | undefined, host: string): Promise
       }
     }
   };
-  const grpc = () => pick(() => freePort(host));
-  const membership = () => pick(() => freeSmallintPort(host));
+  const port = () => pick(() => freePort(host));
   return {
-    frontend: frontend ?? (await grpc()),
-    frontendMembership: await membership(),
-    history: await grpc(),
-    historyMembership: await membership(),
-    matching: await grpc(),
-    matchingMembership: await membership(),
-    worker: await grpc(),
-    workerMembership: await membership(),
+    frontend: frontend ?? (await port()),
+    frontendMembership: await port(),
+    history: await port(),
+    historyMembership: await port(),
+    matching: await port(),
+    matchingMembership: await port(),
+    worker: await port(),
+    workerMembership: await port(),
   };
-}
-
-/** A free port from 20000–32767. */
-async function freeSmallintPort(host: string): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_768);
-    try {
-      await assertPortFree(host, port, '');
-      return port;
-    } catch {
-      /* taken: draw again */
-    }
-  }
 }
 
 /** Where clients and the server's own services reach the frontend. */

@@ -11,8 +11,8 @@ const METRICS_PORT_ATTEMPTS = 5;
  * debug), and it installs no signal handlers of its own, since our processes stop their parts in order.
  * With `pickMetricsPort`, the SDK's worker metrics (task slots, polls, latencies; `temporal_…`) are
  * served in Prometheus' format on a loopback port it picks, which the API's /metrics appends
- * (`sdkMetricsUrl`); answers the URL. A free port can be taken before the SDK binds it (another
- * process, or an outgoing connection's ephemeral port): then another is picked.
+ * (`sdkMetricsUrl`); answers the URL. A free port can be taken by another process before the SDK
+ * binds it: then another is picked.
  */
 export async function installTemporalRuntime(
   logger: Logger,

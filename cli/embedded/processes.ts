@@ -146,18 +146,22 @@ export function assertPortFree(host: string, port: number, hint: string): Promis
   });
 }
 
-/** Asks the OS for a port nobody listens on. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+/**
+ * A port nobody listens on, drawn below Linux's ephemeral range (32768 and up). A port the OS picks for
+ * `listen(0)` comes from that range, where it may hand the same port to an outgoing connection before
+ * the caller binds it: that once took a benchmark's embedded Temporal's port. Ports below 32768 also
+ * fit the full Temporal server's membership columns (SMALLINT).
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    try {
+      await assertPortFree(host, port, '');
+      return port;
+    } catch {
+      /* taken: draw again */
+    }
+  }
 }
 
 export function tail(file: string, bytes = 3000): string {
