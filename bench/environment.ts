@@ -100,6 +100,8 @@ export interface FlightdeckProcess {
   peakRssMb(): number;
   /** Resident set size now, in MiB. */
   rssMb(): number;
+  /** Its exit code or signal once it has exited, else null. */
+  exited(): string | null;
   stop(): Promise<void>;
 }
 
@@ -138,6 +140,7 @@ function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProc
     pid: child.pid!,
     peakRssMb: () => rssMb(child.pid!, 'VmHWM'),
     rssMb: () => rssMb(child.pid!, 'VmRSS'),
+    exited: () => (child.exitCode ?? child.signalCode)?.toString() ?? null,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -276,7 +279,16 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
   };
   try {
     const runtimeFile = path.join(dataDir, 'runtime.json');
-    await waitFor(async () => fs.existsSync(runtimeFile), 'flightdeck start', 300_000);
+    await waitFor(
+      async () => fs.existsSync(runtimeFile) || start.exited() !== null,
+      'flightdeck start',
+      300_000,
+    );
+    if (!fs.existsSync(runtimeFile)) {
+      throw new Error(
+        `flightdeck start exited (${start.exited()}) before it was ready: its stderr above says why`,
+      );
+    }
     const runtime = JSON.parse(fs.readFileSync(runtimeFile, 'utf8')) as {
       apiUrl: string;
       databaseUrl: string;
