@@ -106,24 +106,29 @@ interface State {
   existing: ReleaseTargetRef[];
 }
 
-function scopeCondition(scope: TargetScope): { sql: string; params: unknown[] } {
-  if ('resources' in scope) {
-    const ids = [...scope.resources.map((r) => r.id), ...(scope.goneIds ?? [])];
-    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(ids)] };
-  }
-  if ('resourceIds' in scope)
-    return { sql: 'AND resource_id = ANY(?::uuid[])', params: [uuidArray(scope.resourceIds)] };
-  if ('deploymentIds' in scope)
-    return { sql: 'AND deployment_id = ANY(?::uuid[])', params: [uuidArray(scope.deploymentIds)] };
-  if ('environmentIds' in scope) {
-    return { sql: 'AND environment_id = ANY(?::uuid[])', params: [uuidArray(scope.environmentIds)] };
-  }
-  return { sql: '', params: [] };
+/**
+ * Which stored targets a scope reads. A scoped read finds them by its keys; the workspace is checked
+ * on what they find, never used to look them up (`IS TRUE` keeps it off the workspace's index): as
+ * an index condition beside the keys, stale statistics planned a scan of the workspace's every target
+ * (a BitmapAnd: 1.35 ms of a PUT's 1.4 ms read of its state with 11,000 targets in the workspace,
+ * where the key alone is an index probe).
+ */
+function scopeCondition(workspaceId: string, scope: TargetScope): { sql: string; params: unknown[] } {
+  const byKey = (column: string, ids: string[]) => ({
+    sql: `${column} = ANY(?::uuid[]) AND (workspace_id = ?) IS TRUE`,
+    params: [uuidArray(ids), workspaceId],
+  });
+  if ('resources' in scope)
+    return byKey('resource_id', [...scope.resources.map((r) => r.id), ...(scope.goneIds ?? [])]);
+  if ('resourceIds' in scope) return byKey('resource_id', scope.resourceIds);
+  if ('deploymentIds' in scope) return byKey('deployment_id', scope.deploymentIds);
+  if ('environmentIds' in scope) return byKey('environment_id', scope.environmentIds);
+  return { sql: 'workspace_id = ?', params: [workspaceId] };
 }
 
 /** Environments, deployments, system links and the stored targets within scope, in one round trip. */
 async function loadState(em: EntityManager, workspaceId: string, scope: TargetScope): Promise<State> {
-  const condition = scopeCondition(scope);
+  const condition = scopeCondition(workspaceId, scope);
   const [row] = await em.execute<{ state: State }[]>(
     `SELECT json_build_object(
        'environments', (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'metadata', metadata,
@@ -137,9 +142,9 @@ async function loadState(em: EntityManager, workspaceId: string, scope: TargetSc
                    SELECT json_build_object('systemId', system_id, 'environmentId', environment_id)
                      FROM system_environment WHERE workspace_id = ?) AS links),
        'existing', (SELECT coalesce(json_agg(json_build_object('resourceId', resource_id, 'environmentId', environment_id,
-                      'deploymentId', deployment_id)), '[]') FROM release_target WHERE workspace_id = ? ${condition.sql})
+                      'deploymentId', deployment_id)), '[]') FROM release_target WHERE ${condition.sql})
      ) AS state`,
-    [workspaceId, workspaceId, workspaceId, workspaceId, workspaceId, ...condition.params],
+    [workspaceId, workspaceId, workspaceId, workspaceId, ...condition.params],
   );
   return row!.state;
 }
