@@ -26,6 +26,8 @@ import {
 } from '../../engine/targets/resourceRows';
 import type { SecretBox } from '../secrets';
 import { storeValue } from '../sensitiveValues';
+import { plainRecord } from '../plainRecords';
+import { uuidArray } from '../sql';
 import { definedOnly, findOwned, listFiltered, type Upserted } from './common';
 
 export interface ResourceVariableInput {
@@ -319,15 +321,20 @@ export class ResourceStore {
     return listFiltered(this.em, workspaceId, ResourceSchema, { workspaceId, deletedAt: null }, page, filter);
   }
 
-  /** Variables of each resource, as stored (sensitive ones sealed). */
+  /**
+   * Variables of each resource, as stored (sensitive ones sealed): plain records, read for an answer
+   * (every PUT's), never written back through the ORM.
+   */
   async variables(resourceIds: string[]): Promise<Map<string, ResourceVariable[]>> {
-    const rows = await this.em.find(
-      ResourceVariableSchema,
-      { resourceId: resourceIds },
-      { orderBy: { key: 'asc' } },
+    const rows = await this.em.execute<Record<string, unknown>[]>(
+      'SELECT * FROM resource_variable WHERE resource_id = ANY(?::uuid[]) ORDER BY key',
+      [uuidArray(resourceIds)],
     );
     const map = new Map<string, ResourceVariable[]>(resourceIds.map((id) => [id, []]));
-    for (const row of rows) map.get(row.resourceId)!.push(row);
+    for (const row of rows) {
+      const variable = plainRecord(this.em, ResourceVariableSchema, row);
+      map.get(variable.resourceId)!.push(variable);
+    }
     return map;
   }
 
