@@ -53,6 +53,11 @@ type KnexQuery = {
   client: { transacting?: unknown };
 };
 
+/** A knex client's own `raw`: a query bound to that client (the pool's, or a transaction's connection). */
+interface RawClient {
+  raw(sql: string, bindings?: readonly unknown[]): PromiseLike<unknown>;
+}
+
 /**
  * MikroORM formats a raw query's parameters into its text, escaping every value: a fan-out batch's
  * statements carry megabytes of JSON, and escaping and parsing them cost more than running them.
@@ -79,11 +84,20 @@ function bindParameters(orm: Database): void {
       sql = compiled.sql;
       params = compiled.bindings ?? [];
     }
-    const knex = connection.getKnex();
-    const raw = params.length > 0 ? knex.raw(sql, params.map(asBindParameter) as never) : knex.raw(sql);
-    if (ctx) raw.transacting(ctx as never);
+    // Inside a transaction its own client runs the query: what knex's `transacting` sets, without
+    // its sanity check, a lodash `isEmpty` over the transaction's every property (2 % of the API's
+    // CPU during resource PUTs).
+    const client = ctx === undefined ? (connection.getKnex().client as RawClient) : transactionClient(ctx);
+    const raw = params.length > 0 ? client.raw(sql, params.map(asBindParameter)) : client.raw(sql);
     return connection.transformRawResult(await raw, method);
   } as Connection['execute'];
+}
+
+/** The client of a transaction's connection; a context without one is a bug, never the pool's. */
+function transactionClient(ctx: unknown): RawClient {
+  const client = (ctx as { client?: RawClient & { transacting?: boolean } }).client;
+  if (!client?.transacting) throw new Error('a query was given a transaction context without its client');
+  return client;
 }
 
 /** Plain objects as JSON text (PostgreSQL casts it where a column or `?::jsonb` wants JSON). */
