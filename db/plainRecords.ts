@@ -1,15 +1,38 @@
 import type { EntityMetadata, EntitySchema } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-interface Column {
+/** A scalar property of an entity and the column that stores it. */
+export interface ScalarColumn {
   property: string;
   column: string;
-  /** The driver leaves timestamps as text (the ORM's setting); the record holds a Date, as the ORM's does. */
+  /** A JSON column. */
+  json: boolean;
+  /** A timestamp column: the driver leaves it as text (the ORM's setting), records hold a Date. */
   date: boolean;
 }
 
-/** Each entity's scalar properties with their columns, read once from the ORM's metadata. */
-const columnsOf = new WeakMap<EntityMetadata, Column[]>();
+const columnsOf = new WeakMap<EntityMetadata, ScalarColumn[]>();
+
+/** An entity's table and scalar properties with their columns, read once from the ORM's metadata. */
+export function scalarColumns<T extends object>(
+  em: EntityManager,
+  schema: EntitySchema<T, never>,
+): { table: string; columns: ScalarColumn[] } {
+  const meta = em.getMetadata().get(schema.meta.className);
+  let columns = columnsOf.get(meta);
+  if (!columns) {
+    columns = meta.props
+      .filter((prop) => prop.persist !== false && prop.kind === 'scalar' && prop.fieldNames?.length === 1)
+      .map((prop) => ({
+        property: prop.name,
+        column: prop.fieldNames[0]!,
+        json: /^jsonb?$/.test(prop.columnTypes?.[0] ?? ''),
+        date: /^timestamp/.test(prop.columnTypes?.[0] ?? ''),
+      }));
+    columnsOf.set(meta, columns);
+  }
+  return { table: meta.tableName, columns };
+}
 
 /**
  * A row of a statement's `RETURNING *` as the record `em.map` would present (the columns under their
@@ -23,18 +46,7 @@ export function plainRecord<T extends object>(
   schema: EntitySchema<T, never>,
   row: Record<string, unknown>,
 ): T {
-  const meta = em.getMetadata().get(schema.meta.className);
-  let columns = columnsOf.get(meta);
-  if (!columns) {
-    columns = meta.props
-      .filter((prop) => prop.persist !== false && prop.kind === 'scalar' && prop.fieldNames?.length === 1)
-      .map((prop) => ({
-        property: prop.name,
-        column: prop.fieldNames[0]!,
-        date: /^timestamp/.test(prop.columnTypes?.[0] ?? ''),
-      }));
-    columnsOf.set(meta, columns);
-  }
+  const { columns } = scalarColumns(em, schema);
   const record: Record<string, unknown> = {};
   for (const { property, column, date } of columns) {
     const value = row[column];

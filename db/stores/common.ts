@@ -7,6 +7,7 @@ import { recordOf, type RowShape, type StoredRow } from '../../engine/selectors/
 import { celThreads } from '../../engine/selectors/celThreads';
 import { paced } from '../../engine/selectors/pace';
 import { uuidArray } from '../sql';
+import { scalarColumns, type ScalarColumn } from '../plainRecords';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
 export interface Upserted<T> {
@@ -127,30 +128,23 @@ export async function listFiltered<T extends { id: string }>(
  * identity map.
  */
 function scannedRecords<T extends { id: string }>(em: EntityManager, schema: EntitySchema<T, never>) {
-  const meta = em.getMetadata().get(schema.meta.className);
-  const props = meta.props.filter(
-    (prop) => prop.persist !== false && prop.kind === 'scalar' && prop.fieldNames?.length === 1,
-  );
-  const typed = (pattern: RegExp) =>
-    props.filter((prop) => pattern.test(prop.columnTypes?.[0] ?? '')).map((prop) => prop.name);
-  const shape: RowShape = { json: typed(/^jsonb?$/), dates: typed(/^timestamp/) };
-  const select = props
-    .map((prop) => {
-      const column = `"${prop.fieldNames[0]}"`;
-      if (shape.json.includes(prop.name)) return `${column}::text AS "${prop.name}"`;
-      if (shape.dates.includes(prop.name))
-        return `(extract(epoch FROM ${column}) * 1000)::float8 AS "${prop.name}"`;
-      return `${column} AS "${prop.name}"`;
+  const { table, columns } = scalarColumns(em, schema);
+  const named = (pick: (column: ScalarColumn) => boolean) =>
+    columns.filter(pick).map((column) => column.property);
+  const shape: RowShape = { json: named((column) => column.json), dates: named((column) => column.date) };
+  const select = columns
+    .map(({ property, column, json, date }) => {
+      if (json) return `"${column}"::text AS "${property}"`;
+      if (date) return `(extract(epoch FROM "${column}") * 1000)::float8 AS "${property}"`;
+      return `"${column}" AS "${property}"`;
     })
     .join(', ');
   return {
-    table: meta.tableName,
-    columns: props.map((prop) => prop.fieldNames[0]!),
+    table,
+    columns: columns.map((column) => column.column),
     shape,
     read: (ids: string[]) =>
-      em.execute<StoredRow[]>(`SELECT ${select} FROM "${meta.tableName}" WHERE id = ANY(?::uuid[])`, [
-        uuidArray(ids),
-      ]),
+      em.execute<StoredRow[]>(`SELECT ${select} FROM "${table}" WHERE id = ANY(?::uuid[])`, [uuidArray(ids)]),
   };
 }
 
