@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ACTOR, type AuditActor, type AuditEventInput } from '../domain/audit';
 import type { SqlFragment } from './sql';
+import { preparedStatement, runPrepared } from './preparedStatements';
 
 /**
  * Who an operation acts as, for the audit events its writes record: a request's key or agent, or the
@@ -49,18 +50,29 @@ export function auditEventsInsert(
   { actor, requestId }: AuditOrigin = SYSTEM_ORIGIN,
 ): SqlFragment {
   return {
-    sql: `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
-     SELECT (e->>'workspaceId')::uuid, ?, ?, ?, ?, e->>'action', e->'record'->>'type', e->'record'->>'id',
+    sql: auditEventsInsertSql(['?', '?', '?', '?', '?']),
+    params: [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
+  };
+}
+
+/** The insert with these placeholders for the actor's type, id and name, the request id and the events. */
+function auditEventsInsertSql([type, id, name, request, events]: readonly string[]): string {
+  return `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+     SELECT (e->>'workspaceId')::uuid, ${type}, ${id}, ${name}, ${request}, e->>'action', e->'record'->>'type', e->'record'->>'id',
             coalesce(e->'changes', '[]'), coalesce(e->'details', '{}'),
             coalesce((e->>'deploymentId')::uuid, CASE e->'record'->>'type'
               WHEN 'release' THEN (SELECT deployment_id FROM release WHERE id = (e->'record'->>'id')::uuid)
               WHEN 'job' THEN (SELECT deployment_id FROM job WHERE id = (e->'record'->>'id')::uuid)
               WHEN 'version' THEN (SELECT deployment_id FROM deployment_version WHERE id = (e->'record'->>'id')::uuid)
             END)
-       FROM jsonb_array_elements(?::jsonb) AS e`,
-    params: [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
-  };
+       FROM jsonb_array_elements(${events}::jsonb) AS e`;
 }
+
+/** The insert alone, every write's own event among them: prepared (db/preparedStatements.ts). */
+const INSERT_AUDIT_EVENTS = preparedStatement(
+  'insert_audit_events',
+  auditEventsInsertSql(['$1::text', '$2::text', '$3::text', '$4::text', '$5']),
+);
 
 /** Events written in one statement, as `origin`, with the writes they describe (call it in their transaction). */
 export async function recordAuditEvents(
@@ -69,8 +81,14 @@ export async function recordAuditEvents(
   origin: AuditOrigin = SYSTEM_ORIGIN,
 ): Promise<void> {
   if (events.length === 0) return;
-  const insert = auditEventsInsert(events, origin);
-  await em.execute(insert.sql, insert.params);
+  const { actor, requestId } = origin;
+  await runPrepared(em, INSERT_AUDIT_EVENTS, [
+    actor.type,
+    actor.id,
+    actor.name,
+    requestId,
+    JSON.stringify(events),
+  ]);
 }
 
 /**

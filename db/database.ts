@@ -94,7 +94,7 @@ function bindParameters(orm: Database): void {
 }
 
 /** The client of a transaction's connection; a context without one is a bug, never the pool's. */
-function transactionClient(ctx: unknown): RawClient {
+export function transactionClient(ctx: unknown): RawClient {
   const client = (ctx as { client?: RawClient & { transacting?: boolean } }).client;
   if (!client?.transacting) throw new Error('a query was given a transaction context without its client');
   return client;

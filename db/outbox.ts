@@ -2,6 +2,7 @@ import { context, propagation } from '@opentelemetry/api';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import type { SqlFragment } from './sql';
+import { numberedPlaceholders, preparedStatement, runPrepared } from './preparedStatements';
 
 /** The channel the relay LISTENs on; NOTIFY is transactional, so it fires only on commit. */
 export const OUTBOX_CHANNEL = 'flightdeck_outbox';
@@ -46,6 +47,12 @@ export function outboxNotifications(messages: readonly OrchestrationMessage[]): 
   };
 }
 
+/** The insert of messages and the relay's wake-up, alone: prepared (db/preparedStatements.ts). */
+const ENQUEUE_ORCHESTRATIONS = preparedStatement(
+  'enqueue_orchestrations',
+  numberedPlaceholders(`WITH queued AS (${outboxInsert([]).sql}) SELECT ${outboxNotifications([]).sql}`),
+);
+
 /**
  * Records Temporal calls to be made once the surrounding transaction commits (see
  * worker/outboxRelay.ts). Must run inside `em.transactional`, with the writes the messages are
@@ -56,11 +63,9 @@ export async function enqueueOrchestrations(
   messages: readonly OrchestrationMessage[],
 ): Promise<void> {
   if (messages.length === 0) return;
-  const insert = outboxInsert(messages);
-  const notify = outboxNotifications(messages);
-  await em.execute(`WITH queued AS (${insert.sql}) SELECT ${notify.sql}`, [
-    ...insert.params,
-    ...notify.params,
+  await runPrepared(em, ENQUEUE_ORCHESTRATIONS, [
+    ...outboxInsert(messages).params,
+    ...outboxNotifications(messages).params,
   ]);
 }
 

@@ -1,10 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
+import { transactionClient } from './database';
 
 /**
- * A statement of the agents' hot path (ARCHITECTURE.md, "The hot path"), run as a named prepared
- * statement: PostgreSQL parses and plans it once per connection instead of on every request, which
- * halves its cost for the poll, and the query builder's formatting is skipped. Text uses `$n`
+ * A statement of the hot path (ARCHITECTURE.md, "The hot path"), run as a named prepared
+ * statement: PostgreSQL parses it once per connection instead of on every request, and plans it once
+ * when its plan does not depend on the values (planning was 40 % of PostgreSQL's time per resource
+ * PUT); the query builder's formatting is skipped. Text uses `$n`
  * placeholders. Names are unique per statement: a connection keeps the text it prepared first.
  */
 export interface PreparedStatement {
@@ -21,6 +23,28 @@ export function preparedStatement(name: string, text: string): PreparedStatement
   return { name, text };
 }
 
+/**
+ * A statement composed with `?` placeholders, as the fragments several statements share are
+ * (db/sql.ts `SqlFragment`), numbered `$1`, `$2`… in order. Its text must use no JSON `?` operator.
+ */
+export function numberedPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const OUTDATED = 'a prepared statement read a table whose columns have changed';
+
+/**
+ * A statement prepared before a migration changed the columns it returns (`SELECT *` of a table
+ * given a column while this process runs) fails on that connection from then on. The pool
+ * replaces a connection marked disposed when it is next acquired, so the statement fails once
+ * per connection, and is prepared afresh.
+ */
+function planOutdated(error: unknown): boolean {
+  const { code, routine } = error as { code?: string; routine?: string };
+  return code === '0A000' && routine === 'RevalidateCachedQuery';
+}
+
 interface PgConnection {
   query<T extends QueryResultRow>(config: {
     name: string;
@@ -35,23 +59,26 @@ interface PooledClient {
 }
 
 /**
- * Runs one statement on its own pooled connection (the ORM's pool), outside any transaction: the
- * hot path's statements are single statements that commit on their own. Inside a transaction it
- * would run on another connection and escape it, so that is refused.
+ * Runs one statement: on the transaction's connection inside a transaction (it is part of it, and
+ * the connection keeps the statement prepared for every later transaction on it), otherwise on a
+ * pooled connection of its own, where it commits alone. Errors come as the ORM's (a unique
+ * violation is a `UniqueConstraintViolationException`), as they would from `em.execute`.
  */
 export async function runPrepared<T extends QueryResultRow>(
   em: EntityManager,
   statement: PreparedStatement,
   values: readonly unknown[],
 ): Promise<T[]> {
-  if (em.isInTransaction()) {
-    throw new Error(`prepared statement ${statement.name} cannot run inside a transaction`);
-  }
-  const client = em.getConnection().getKnex().client as PooledClient;
+  const client = (em.isInTransaction()
+    ? transactionClient(em.getTransactionContext())
+    : em.getConnection().getKnex().client) as unknown as PooledClient;
   const connection = await client.acquireConnection();
   try {
     const result = await connection.query<T>({ name: statement.name, text: statement.text, values });
     return result.rows;
+  } catch (error) {
+    if (planOutdated(error)) (connection as { __knex__disposed?: string }).__knex__disposed = OUTDATED;
+    throw em.getDriver().convertException(error as Error);
   } finally {
     await client.releaseConnection(connection);
   }

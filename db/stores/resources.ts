@@ -28,6 +28,7 @@ import type { SecretBox } from '../secrets';
 import { storeValue } from '../sensitiveValues';
 import { plainRecord } from '../plainRecords';
 import { uuidArray } from '../sql';
+import { preparedStatement, runPrepared } from '../preparedStatements';
 import { definedOnly, findOwned, listFiltered, type Upserted } from './common';
 
 export interface ResourceVariableInput {
@@ -84,6 +85,11 @@ function selectorFacts(resource: ResourceFields): string {
   const { name, version, kind, identifier, config, metadata } = resource;
   return JSON.stringify([name, version, kind, identifier, config, metadata]);
 }
+
+const VARIABLES_OF_RESOURCES = preparedStatement(
+  'variables_of_resources',
+  'SELECT * FROM resource_variable WHERE resource_id = ANY($1::uuid[]) ORDER BY key',
+);
 
 export class ResourceStore {
   constructor(
@@ -326,10 +332,9 @@ export class ResourceStore {
    * (every PUT's), never written back through the ORM.
    */
   async variables(resourceIds: string[]): Promise<Map<string, ResourceVariable[]>> {
-    const rows = await this.em.execute<Record<string, unknown>[]>(
-      'SELECT * FROM resource_variable WHERE resource_id = ANY(?::uuid[]) ORDER BY key',
-      [uuidArray(resourceIds)],
-    );
+    const rows = await runPrepared<Record<string, unknown>>(this.em, VARIABLES_OF_RESOURCES, [
+      uuidArray(resourceIds),
+    ]);
     const map = new Map<string, ResourceVariable[]>(resourceIds.map((id) => [id, []]));
     for (const row of rows) {
       const variable = plainRecord(this.em, ResourceVariableSchema, row);

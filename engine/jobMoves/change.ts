@@ -8,6 +8,12 @@ import type { OrchestrationMessage } from '../../domain/orchestration';
 import { releaseWakeMessages } from '../../db/releaseWake';
 import { auditEventsInsert, type AuditOrigin } from '../../db/audit';
 import { jobRowEvent, type JobEventRow } from '../../domain/audit';
+import {
+  numberedPlaceholders,
+  preparedStatement,
+  runPrepared,
+  type PreparedStatement,
+} from '../../db/preparedStatements';
 
 export interface JobStatusChange {
   status?: JobStatus;
@@ -73,6 +79,60 @@ type JobRow = Record<string, unknown> &
     completed_at: Date | null;
   };
 
+/** The job by id ($1), in the workspace ($2) and of the agent (then $2 or $3) when the scope names them. */
+const LOCK_JOB = {
+  any: preparedStatement('lock_job', 'SELECT * FROM job WHERE id = $1 FOR UPDATE'),
+  workspace: preparedStatement(
+    'lock_job_of_workspace',
+    'SELECT * FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
+  ),
+  agent: preparedStatement(
+    'lock_job_of_agent',
+    'SELECT * FROM job WHERE id = $1 AND job_agent_id = $2 FOR UPDATE',
+  ),
+  workspaceAgent: preparedStatement(
+    'lock_job_of_workspace_agent',
+    'SELECT * FROM job WHERE id = $1 AND workspace_id = $2 AND job_agent_id = $3 FOR UPDATE',
+  ),
+};
+
+function lockJobStatement(scope: JobScope): PreparedStatement {
+  if (scope.workspaceId) return scope.jobAgentId ? LOCK_JOB.workspaceAgent : LOCK_JOB.workspace;
+  return scope.jobAgentId ? LOCK_JOB.agent : LOCK_JOB.any;
+}
+
+/** The claim record of the job $1, whether its agent enforces claim ids, and whether a verification awaits its start. */
+const CLAIM_FACTS = preparedStatement(
+  'job_claim_facts',
+  `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce,
+          EXISTS (SELECT 1 FROM job_verification v
+                   WHERE v.job_id = j.id AND v.trigger = 'jobStarted' AND v.status = 'pending') AS start_awaited
+     FROM (SELECT $1::uuid AS id) j
+     LEFT JOIN job_claim c ON c.job_id = j.id
+     LEFT JOIN job_agent a ON a.id = c.job_agent_id`,
+);
+
+/**
+ * Every write of a move, one statement: the job (its status, message, external id and times; only
+ * when `writes`), its claim's end, its audit event, its outbox messages and the relay's wake-up.
+ */
+const MOVE_JOB = preparedStatement(
+  'move_job',
+  numberedPlaceholders(
+    `WITH moved AS (
+       UPDATE job SET status = ?, message = ?, external_id = ?, updated_at = now(),
+              started_at = CASE WHEN ?::boolean THEN now() WHEN ?::boolean THEN NULL ELSE started_at END,
+              completed_at = CASE WHEN ?::boolean THEN now() ELSE completed_at END
+        WHERE id = ? AND ?::boolean
+       RETURNING *
+     ), ended AS (
+       DELETE FROM job_claim WHERE job_id = ? AND ?::boolean
+     ), audited AS (${auditEventsInsert([]).sql}), queued AS (${outboxInsert([]).sql}),
+     notified AS (SELECT ${outboxNotifications([]).sql})
+     SELECT moved.* FROM moved RIGHT JOIN notified ON true`,
+  ),
+);
+
 /**
  * The job, locked for the move, then its claim record and whether a verification waits for the job
  * to start. Two statements on purpose: under READ COMMITTED a statement that waited for the job's
@@ -85,28 +145,17 @@ async function lockJobWithClaim(
   scope: JobScope,
   jobId: string,
 ): Promise<{ row: JobRow; claim: ClaimRecord | undefined; startAwaited: boolean } | undefined> {
-  const [row] = await tx.execute<JobRow[]>(
-    `SELECT * FROM job WHERE id = ?${scope.workspaceId ? ' AND workspace_id = ?' : ''}${
-      scope.jobAgentId ? ' AND job_agent_id = ?' : ''
-    } FOR UPDATE`,
-    [
-      jobId,
-      ...(scope.workspaceId ? [scope.workspaceId] : []),
-      ...(scope.jobAgentId ? [scope.jobAgentId] : []),
-    ],
-  );
+  const [row] = await runPrepared<JobRow>(tx, lockJobStatement(scope), [
+    jobId,
+    ...(scope.workspaceId ? [scope.workspaceId] : []),
+    ...(scope.jobAgentId ? [scope.jobAgentId] : []),
+  ]);
   if (!row) return undefined;
-  const [facts] = await tx.execute<
-    { claim_id: string | null; enforce: boolean | null; start_awaited: boolean }[]
-  >(
-    `SELECT c.claim_id, coalesce((a.config->>'enforceClaimId')::boolean, false) AS enforce,
-            EXISTS (SELECT 1 FROM job_verification v
-                     WHERE v.job_id = j.id AND v.trigger = 'jobStarted' AND v.status = 'pending') AS start_awaited
-       FROM (SELECT ?::uuid AS id) j
-       LEFT JOIN job_claim c ON c.job_id = j.id
-       LEFT JOIN job_agent a ON a.id = c.job_agent_id`,
-    [row.id],
-  );
+  const [facts] = await runPrepared<{
+    claim_id: string | null;
+    enforce: boolean | null;
+    start_awaited: boolean;
+  }>(tx, CLAIM_FACTS, [row.id]);
   return {
     row,
     claim: facts?.claim_id ? { claimId: facts.claim_id, enforce: facts.enforce === true } : undefined,
@@ -176,33 +225,21 @@ export async function changeJobStatus(
     const audit = auditEventsInsert(events, change.by);
     const outbox = outboxInsert(messages);
     const notify = outboxNotifications(messages);
-    const [written] = await tx.execute<JobRow[]>(
-      `WITH moved AS (
-         UPDATE job SET status = ?, message = ?, external_id = ?, updated_at = now(),
-                started_at = CASE WHEN ? THEN now() WHEN ? THEN NULL ELSE started_at END,
-                completed_at = CASE WHEN ? THEN now() ELSE completed_at END
-          WHERE id = ? AND ?
-         RETURNING *
-       ), ended AS (
-         DELETE FROM job_claim WHERE job_id = ? AND ?
-       ), audited AS (${audit.sql}), queued AS (${outbox.sql}), notified AS (SELECT ${notify.sql})
-       SELECT moved.* FROM moved RIGHT JOIN notified ON true`,
-      [
-        status,
-        after.message,
-        after.externalId,
-        starts,
-        unstarts,
-        completes,
-        jobId,
-        writes,
-        jobId,
-        endsClaim,
-        ...audit.params,
-        ...outbox.params,
-        ...notify.params,
-      ],
-    );
+    const [written] = await runPrepared<JobRow>(tx, MOVE_JOB, [
+      status,
+      after.message,
+      after.externalId,
+      starts,
+      unstarts,
+      completes,
+      jobId,
+      writes,
+      jobId,
+      endsClaim,
+      ...audit.params,
+      ...outbox.params,
+      ...notify.params,
+    ]);
     return plainRecord(tx, JobSchema, written?.id ? written : row);
   });
 }

@@ -100,6 +100,19 @@ const CLAIM = preparedStatement(
      FROM agent a LEFT JOIN claimed c ON true LEFT JOIN lease l ON l.job_id = c.id`,
 );
 
+/**
+ * Why a claim found nothing to claim: the job $1 of the workspace $2 and the agent $3, its status,
+ * and the first hold that keeps it back. Conflicts are common: agents race for one page.
+ */
+const UNCLAIMED_JOB = preparedStatement(
+  'unclaimed_job',
+  `SELECT j.status,
+          (SELECT json_build_object('id', h.id, 'reason', h.reason, 'by', h.created_by_name)
+             FROM job_hold jh JOIN hold h ON h.id = jh.hold_id WHERE jh.job_id = j.id
+            ORDER BY h.created_at, h.id LIMIT 1) AS hold
+     FROM job j WHERE j.id = $1 AND j.workspace_id = $2 AND j.job_agent_id = $3`,
+);
+
 export async function claimJob(em: EntityManager, request: ClaimRequest): Promise<ClaimOutcome> {
   const { actor, requestId } = request.by;
   const [row] = await runPrepared<
@@ -144,16 +157,10 @@ export async function claimJob(em: EntityManager, request: ClaimRequest): Promis
         : null,
     };
   }
-  const [job] = await em.execute<
-    { status: JobStatus; hold: { id: string; reason: string; by: string } | null }[]
-  >(
-    `SELECT j.status,
-            (SELECT json_build_object('id', h.id, 'reason', h.reason, 'by', h.created_by_name)
-               FROM job_hold jh JOIN hold h ON h.id = jh.hold_id WHERE jh.job_id = j.id
-              ORDER BY h.created_at, h.id LIMIT 1) AS hold
-       FROM job j WHERE j.id = ? AND j.workspace_id = ? AND j.job_agent_id = ?`,
-    [request.jobId, request.workspaceId, request.jobAgentId],
-  );
+  const [job] = await runPrepared<{
+    status: JobStatus;
+    hold: { id: string; reason: string; by: string } | null;
+  }>(em, UNCLAIMED_JOB, [request.jobId, request.workspaceId, request.jobAgentId]);
   if (!job) return { outcome: 'not_found' };
   return job.status === 'queued' && job.hold
     ? { outcome: 'held', hold: job.hold }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TargetResource } from '../../domain/releaseTargets';
 import { newId } from '../../db/ids';
+import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 
 /**
  * Set-based writes of live resources, for the writes that hold the workspace's target lock in
@@ -70,6 +71,29 @@ export async function lockLive(
 }
 
 /**
+ * The upsert of `upsertRows`: the workspace $1, the owner of new resources (and the new owner of
+ * existing ones, when not null) $2, the resources as a JSON array $3 (each with a proposed id).
+ */
+const UPSERT_RESOURCES = preparedStatement(
+  'upsert_resources',
+  `INSERT INTO resource AS r (id, workspace_id, identifier, name, version, kind, config, metadata, provider_id)
+   SELECT i.id, $1::uuid, i.identifier, i.name, i.version, i.kind, i.config, i.metadata, $2::uuid
+     FROM jsonb_to_recordset($3::jsonb)
+       AS i(id uuid, identifier text, name text, version text, kind text, config jsonb, metadata jsonb)
+    ORDER BY i.identifier COLLATE "C"
+   ON CONFLICT (workspace_id, identifier) WHERE deleted_at IS NULL DO UPDATE
+      SET name = excluded.name, version = excluded.version, kind = excluded.kind,
+          config = excluded.config, metadata = excluded.metadata,
+          provider_id = coalesce(excluded.provider_id, r.provider_id),
+          updated_at = CASE
+            WHEN (r.name, r.version, r.kind, r.config, r.metadata, r.provider_id)
+                 IS DISTINCT FROM (excluded.name, excluded.version, excluded.kind, excluded.config,
+                                   excluded.metadata, coalesce(excluded.provider_id, r.provider_id))
+            THEN now() ELSE r.updated_at END
+   RETURNING r.*, ${FACTS_SQL} AS facts`,
+);
+
+/**
  * Inserts or replaces live resources by identifier in one statement, in byte order. A new one is
  * owned by `providerId`; an existing one keeps its id, and its owner unless `providerId` is given
  * (a provider's set takes it over). `updated_at` moves only when a field does. `locked` is what
@@ -84,24 +108,11 @@ export async function upsertRows(
 ): Promise<UpsertedRow[]> {
   if (fields.length === 0) return [];
   const proposed = fields.map((resource) => ({ ...resource, id: newId() }));
-  const rows = await em.execute<(ResourceRow & { facts: string })[]>(
-    `INSERT INTO resource AS r (id, workspace_id, identifier, name, version, kind, config, metadata, provider_id)
-     SELECT i.id, ?::uuid, i.identifier, i.name, i.version, i.kind, i.config, i.metadata, ?::uuid
-       FROM jsonb_to_recordset(?::jsonb)
-         AS i(id uuid, identifier text, name text, version text, kind text, config jsonb, metadata jsonb)
-      ORDER BY i.identifier COLLATE "C"
-     ON CONFLICT (workspace_id, identifier) WHERE deleted_at IS NULL DO UPDATE
-        SET name = excluded.name, version = excluded.version, kind = excluded.kind,
-            config = excluded.config, metadata = excluded.metadata,
-            provider_id = coalesce(excluded.provider_id, r.provider_id),
-            updated_at = CASE
-              WHEN (r.name, r.version, r.kind, r.config, r.metadata, r.provider_id)
-                   IS DISTINCT FROM (excluded.name, excluded.version, excluded.kind, excluded.config,
-                                     excluded.metadata, coalesce(excluded.provider_id, r.provider_id))
-              THEN now() ELSE r.updated_at END
-     RETURNING r.*, ${FACTS_SQL} AS facts`,
-    [workspaceId, providerId, JSON.stringify(proposed)],
-  );
+  const rows = await runPrepared<ResourceRow & { facts: string }>(em, UPSERT_RESOURCES, [
+    workspaceId,
+    providerId,
+    JSON.stringify(proposed),
+  ]);
   const proposedIds = new Set(proposed.map((resource) => resource.id));
   return rows.map(({ facts, ...row }) => {
     const created = proposedIds.has(row.id);
