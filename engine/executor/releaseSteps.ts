@@ -5,26 +5,29 @@ import type { Measurement } from '../../db/entities';
 import { recordAuditEvents } from '../../db/audit';
 import { evaluationEvents } from '../../domain/audit';
 import { releaseOfRow, type ReleaseIdentityRow } from '../../domain/orchestration';
+import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 
 /**
  * The release workflow's reads and writes of its own release (activities/release.ts runs them).
  * Each is idempotent: Temporal retries a step whose worker died.
  */
 
+const RELEASE_PROGRESS = preparedStatement(
+  'release_progress',
+  `SELECT rl.phase,
+          coalesce((SELECT json_agg(json_build_object('id', j.id, 'status', j.status, 'agentType', j.agent_type,
+                                      'attempt', j.attempt) ORDER BY j.attempt, j.created_at, j.id)
+                      FROM job j WHERE j.release_id = rl.id), '[]') AS jobs,
+          coalesce((SELECT json_agg(json_build_object('id', v.id, 'jobId', v.job_id, 'trigger', v.trigger,
+                                      'status', v.status, 'metrics', v.metrics) ORDER BY v.created_at, v.id)
+                      FROM job_verification v JOIN job j ON j.id = v.job_id WHERE j.release_id = rl.id), '[]')
+            AS verifications
+     FROM release rl WHERE rl.id = $1`,
+);
+
 /** Where the release's jobs and verifications stand, in one query: the step a woken release runs first. */
 export async function releaseProgress(em: EntityManager, releaseId: string): Promise<ReleaseProgress | null> {
-  const [row] = await em.execute<Omit<ReleaseProgress, 'attempt'>[]>(
-    `SELECT rl.phase,
-            coalesce((SELECT json_agg(json_build_object('id', j.id, 'status', j.status, 'agentType', j.agent_type,
-                                        'attempt', j.attempt) ORDER BY j.attempt, j.created_at, j.id)
-                        FROM job j WHERE j.release_id = rl.id), '[]') AS jobs,
-            coalesce((SELECT json_agg(json_build_object('id', v.id, 'jobId', v.job_id, 'trigger', v.trigger,
-                                        'status', v.status, 'metrics', v.metrics) ORDER BY v.created_at, v.id)
-                        FROM job_verification v JOIN job j ON j.id = v.job_id WHERE j.release_id = rl.id), '[]')
-              AS verifications
-       FROM release rl WHERE rl.id = ?`,
-    [releaseId],
-  );
+  const [row] = await runPrepared<Omit<ReleaseProgress, 'attempt'>>(em, RELEASE_PROGRESS, [releaseId]);
   if (!row) return null;
   return { ...row, attempt: Math.max(0, ...row.jobs.map((job) => job.attempt)) };
 }
