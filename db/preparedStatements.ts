@@ -3,10 +3,10 @@ import type { QueryResultRow } from 'pg';
 import { transactionClient } from './database';
 
 /**
- * A statement of the hot path (ARCHITECTURE.md, "The processes of `flightdeck start`"), run as a named prepared
- * statement: PostgreSQL parses it once per connection instead of on every request, and plans it once
- * when its plan does not depend on the values (planning was 40 % of PostgreSQL's time per resource
- * PUT); the query builder's formatting is skipped. Text uses `$n`
+ * A statement of the hot path (ARCHITECTURE.md, "The processes of `flightdeck start`"), run as a
+ * named prepared statement: PostgreSQL parses it once per connection instead of on every call, and
+ * plans it once when a generic plan costs no more than plans for the values (planning was 40 % of
+ * PostgreSQL's time per resource PUT); the query builder's formatting is skipped. Text uses `$n`
  * placeholders. Names are unique per statement: a connection keeps the text it prepared first.
  */
 export interface PreparedStatement {
