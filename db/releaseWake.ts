@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { chunk, type OrchestrationMessage } from '../domain/orchestration';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { enqueueOrchestrations } from './outbox';
-import { uuidArray } from './sql';
+import { preparedStatement, runPrepared } from './preparedStatements';
+import { targetRows, targetRowsSql } from './sql';
 
 /** The outbox messages that ask the workflows of these releases to evaluate again. */
 export function releaseWakeMessages(releaseIds: readonly string[]): OrchestrationMessage[] {
@@ -33,6 +34,15 @@ export const OPEN_RELEASES_OF = (row: string) =>
       AND r.deployment_id = ${row}.deployment_id AND ${OPEN_RELEASE_SQL}
    OFFSET 0`;
 
+/** Releases not yet finished on the targets $1 (`targetRows`), but the release $2 (when not null). */
+const OPEN_RELEASES_OF_TARGETS = preparedStatement(
+  'open_releases_of_targets',
+  `SELECT r.id
+     FROM ${targetRowsSql('$1', 't')}
+    CROSS JOIN LATERAL (${OPEN_RELEASES_OF('t')}) r
+    WHERE r.id <> coalesce($2::uuid, '00000000-0000-0000-0000-000000000000')`,
+);
+
 /** Releases not yet finished on these targets. */
 export async function openReleasesOfTargets(
   em: EntityManager,
@@ -40,17 +50,9 @@ export async function openReleasesOfTargets(
   except?: string,
 ): Promise<string[]> {
   if (targets.length === 0) return [];
-  const rows = await em.execute<{ id: string }[]>(
-    `SELECT r.id
-       FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS t(resource_id, environment_id, deployment_id)
-      CROSS JOIN LATERAL (${OPEN_RELEASES_OF('t')}) r
-      WHERE r.id <> coalesce(?::uuid, '00000000-0000-0000-0000-000000000000')`,
-    [
-      uuidArray(targets.map((t) => t.resourceId)),
-      uuidArray(targets.map((t) => t.environmentId)),
-      uuidArray(targets.map((t) => t.deploymentId)),
-      except ?? null,
-    ],
-  );
+  const rows = await runPrepared<{ id: string }>(em, OPEN_RELEASES_OF_TARGETS, [
+    targetRows(targets),
+    except ?? null,
+  ]);
   return rows.map((row) => row.id);
 }

@@ -1,4 +1,5 @@
 import { ACTIVE_JOB_STATUSES } from '../domain/jobStatus';
+import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { isUuid } from '../domain/uuid';
 
 /**
@@ -8,6 +9,27 @@ import { isUuid } from '../domain/uuid';
 export function uuidArray(ids: readonly string[]): string {
   for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${id}`);
   return `{${ids.join(',')}}`;
+}
+
+/**
+ * Release targets as one JSON parameter, read back as rows by `targetRowsSql`. A set rather than
+ * uuid arrays: the planner sizes an array by its values, so a prepared statement given one target's
+ * arrays never judged a generic plan good enough and was planned on every call; a JSON set is sized
+ * alike whatever it holds, and one plan serves them all.
+ */
+export function targetRows(targets: readonly ReleaseTargetRef[]): string {
+  return JSON.stringify(
+    targets.map((t) => ({
+      resource_id: t.resourceId,
+      environment_id: t.environmentId,
+      deployment_id: t.deploymentId,
+    })),
+  );
+}
+
+/** The rows of a `targetRows` parameter (`$n`), as `alias(resource_id, environment_id, deployment_id)`. */
+export function targetRowsSql(parameter: string, alias: string): string {
+  return `jsonb_to_recordset(${parameter}::jsonb) AS ${alias}(resource_id uuid, environment_id uuid, deployment_id uuid)`;
 }
 
 /**

@@ -12,7 +12,7 @@ import {
 import { enqueueOrchestration } from '../../db/outbox';
 import { paced } from '../selectors/pace';
 import { OPEN_RELEASES_OF, wakeReleases } from '../../db/releaseWake';
-import { uuidArray } from '../../db/sql';
+import { targetRows, targetRowsSql, uuidArray } from '../../db/sql';
 import { preparedStatement, runPrepared, type PreparedStatement } from '../../db/preparedStatements';
 
 /**
@@ -68,25 +68,22 @@ export async function lockWorkspaceTargets(
 }
 
 /**
- * Removes targets ($1) and adds targets of the workspace $2 ($3), each a JSON array of
- * `{resource_id, environment_id, deployment_id}`, flagging each added one whose deployment has a
- * ready version; answers how many were flagged and the open releases of the removed ones. JSON
- * rather than uuid arrays: the planner sizes an array by its values, so a plan made for one
- * resource's targets never looked good enough to keep and each PUT planned it again (0.35 ms);
- * a JSON set is sized alike whatever it holds, and one plan serves them all.
+ * Removes targets ($1) and adds targets of the workspace $2 ($3), each a `targetRows` set (db/sql.ts:
+ * as uuid arrays each PUT planned it again, 0.35 ms), flagging each added one whose deployment has
+ * a ready version; answers how many were flagged and the open releases of the removed ones.
  */
 const APPLY_TARGET_CHANGES = preparedStatement(
   'apply_release_target_changes',
   `WITH gone AS (
      DELETE FROM release_target t
-      USING jsonb_to_recordset($1::jsonb) AS g(resource_id uuid, environment_id uuid, deployment_id uuid)
+      USING ${targetRowsSql('$1', 'g')}
       WHERE t.resource_id = g.resource_id AND t.environment_id = g.environment_id AND t.deployment_id = g.deployment_id
       RETURNING t.resource_id, t.environment_id, t.deployment_id
    ), inserted AS (
      INSERT INTO release_target (resource_id, environment_id, deployment_id, workspace_id, rollout_pending)
      SELECT a.resource_id, a.environment_id, a.deployment_id, $2::uuid,
             EXISTS (SELECT 1 FROM deployment_version v WHERE v.deployment_id = a.deployment_id AND v.status = 'ready')
-       FROM jsonb_to_recordset($3::jsonb) AS a(resource_id uuid, environment_id uuid, deployment_id uuid)
+       FROM ${targetRowsSql('$3', 'a')}
      ON CONFLICT DO NOTHING
      RETURNING rollout_pending
    )
@@ -107,21 +104,13 @@ export async function applyReleaseTargetChanges(
   workspaceId: string,
   changes: ReleaseTargetChanges,
 ): Promise<void> {
-  const rows = (targets: ReleaseTargetRef[]) =>
-    JSON.stringify(
-      targets.map((t) => ({
-        resource_id: t.resourceId,
-        environment_id: t.environmentId,
-        deployment_id: t.deploymentId,
-      })),
-    );
   if (changes.removed.length === 0 && changes.added.length === 0) return;
   // One statement for both directions, and the open releases of the removed targets: a resource
   // that moves loses and gains targets, and wakes what it left, in one round trip.
   const [row] = await runPrepared<{ pending: number; woken: string[] }>(em, APPLY_TARGET_CHANGES, [
-    rows(changes.removed),
+    targetRows(changes.removed),
     workspaceId,
-    rows(changes.added),
+    targetRows(changes.added),
   ]);
   if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
   await wakeReleases(em, row?.woken ?? []);
