@@ -44,12 +44,12 @@ export function scalarColumns<T extends object>(
 export function plainRecord<T extends object>(
   em: EntityManager,
   schema: EntitySchema<T, never>,
-  row: Record<string, unknown>,
+  row: object,
 ): T {
   const { columns } = scalarColumns(em, schema);
   const record: Record<string, unknown> = {};
   for (const { property, column, date } of columns) {
-    const value = row[column];
+    const value = (row as Record<string, unknown>)[column];
     record[property] = date && typeof value === 'string' ? new Date(value) : value;
   }
   return record as T;

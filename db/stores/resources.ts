@@ -22,7 +22,6 @@ import {
   targetResource,
   upsertRows,
   type ResourceFields,
-  type ResourceRow,
 } from '../../engine/targets/resourceRows';
 import type { SecretBox } from '../secrets';
 import { storeValue } from '../sensitiveValues';
@@ -121,7 +120,9 @@ export class ResourceStore {
       }
       await syncReleaseTargets(em, workspaceId, { resources: [targetResource(row)] });
       await recordWriteEvent(em, this.origin, { id: row.id, created });
-      return { record: toRecord(em, row), created };
+      // A plain record, not an entity the identity map would merge and snapshot (7 % of the API's
+      // CPU per PUT): nothing flushes it, the upsert wrote it.
+      return { record: plainRecord(em, ResourceSchema, row), created };
     });
   }
 
@@ -357,15 +358,6 @@ export class ResourceStore {
   async deleteByIdentifier(workspaceId: string, identifier: string): Promise<Resource> {
     return this.delete(workspaceId, (await this.getByIdentifier(workspaceId, identifier)).id);
   }
-}
-
-/** The row an upsert returned, as the entity the API presents (managed, as if read). */
-/**
- * The written row as the answer shows it: a plain record, not an entity the identity map would
- * merge and snapshot (7 % of the API's CPU per PUT); nothing flushes it, the upsert wrote it.
- */
-function toRecord(em: EntityManager, row: ResourceRow): Resource {
-  return plainRecord(em, ResourceSchema, row as unknown as Record<string, unknown>);
 }
 
 function pickFields(resource: Resource): ResourceFields {
