@@ -7,7 +7,7 @@ import { requestContext } from './middleware/requestContext';
 import { problemMiddleware } from './middleware/problem';
 import { gatherMetrics, prometheusText, scrapeMetrics, type MetricsSources } from './metricsScrape';
 import type { AppState } from './route';
-import { metricsRouter } from './routes/system';
+import { metricsRouter } from './routes/metrics';
 
 /**
  * The metrics listener of a worker process: its process figures (named `flightdeck_worker_…`, so

@@ -56,12 +56,17 @@ program
 program
   .command('api')
   .description('Run the HTTP API only (needs DATABASE_URL and TEMPORAL_ADDRESS)')
-  .action(withConfig(async (config) => (await import('./commands/serve.js')).apiCommand(config)));
+  .action(withConfig(async (config) => (await import('./commands/api.js')).apiCommand(config)));
 
 program
   .command('worker')
   .description('Run a Temporal worker and outbox relay only (needs DATABASE_URL and TEMPORAL_ADDRESS)')
-  .action(withConfig(async (config) => (await import('./commands/serve.js')).workerCommand(config)));
+  .action(withConfig(async (config) => (await import('./commands/worker.js')).workerCommand(config)));
+
+program
+  .command('prepare', { hidden: true })
+  .description('Migrations and the default workspace, for `flightdeck start` (run by it)')
+  .action(withConfig(async (config) => (await import('./commands/prepare.js')).prepareCommand(config)));
 
 program
   .command('migrate')

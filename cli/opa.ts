@@ -411,3 +411,11 @@ function safeJson(text: string): unknown {
     return undefined;
   }
 }
+
+let processEngine: OpaEngine | undefined;
+
+/** The process's Rego engine: the `opa` binary found when first asked (FLIGHTDECK_OPA_PATH, the cache, PATH), if any. */
+export function processRegoEngine(): OpaEngine {
+  processEngine ??= new OpaEngine(findOpa());
+  return processEngine;
+}

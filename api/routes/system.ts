@@ -1,9 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
-import type { GatheredMetrics } from '../metricsScrape';
-import { assertMetricsToken } from '../middleware/auth';
 import { problem, PROBLEM_CONTENT_TYPE } from '../middleware/problem';
 import { route, type AppState } from '../route';
 import { z } from '../schemas/zod';
@@ -100,10 +97,18 @@ const DOCS_PAGE = `<!doctype html>
 
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true });\n`;
 
+/**
+ * Swagger UI's asset directory. Only its path: the package's main module loads the whole UI bundle
+ * for browsers into the process (10 MB of the API's heap, for files it only ever streams).
+ */
+function swaggerUiAssets(): string {
+  return path.dirname(require.resolve('swagger-ui-dist/package.json'));
+}
+
 /** /openapi.json and the docs page, whose assets are served from the local package. */
 export function documentationRouter(openapi: Record<string, unknown>): Router<AppState> {
   const router = new Router<AppState>();
-  const assetDir = getAbsoluteFSPath();
+  const assetDir = swaggerUiAssets();
   router.get('/openapi.json', (ctx) => {
     ctx.body = openapi;
   });
@@ -127,31 +132,5 @@ export function documentationRouter(openapi: Record<string, unknown>): Router<Ap
     ctx.set('Cache-Control', 'public, max-age=86400');
     ctx.body = fs.createReadStream(path.join(assetDir, ctx.params.asset!));
   });
-  return router;
-}
-
-/**
- * /metrics (Prometheus), as `scrape` gathers it, and with `gather` /metrics.json: the same figures
- * for another process's /metrics to include (api/metricsScrape.ts `processMetrics`). With `tokens`,
- * only for `Authorization: Bearer` one of them (401 otherwise).
- */
-export function metricsRouter(
-  scrape: () => Promise<{ contentType: string; text: string }>,
-  tokens: readonly string[],
-  gather?: () => Promise<GatheredMetrics>,
-): Router<AppState> {
-  const router = new Router<AppState>();
-  router.get('/metrics', async (ctx) => {
-    if (tokens.length > 0) assertMetricsToken(ctx, tokens);
-    const { contentType, text } = await scrape();
-    ctx.type = contentType;
-    ctx.body = text;
-  });
-  if (gather) {
-    router.get('/metrics.json', async (ctx) => {
-      if (tokens.length > 0) assertMetricsToken(ctx, tokens);
-      ctx.body = await gather();
-    });
-  }
   return router;
 }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
-import { migrate, openDatabase } from '../../db/database';
-import { ensureDefaultWorkspace, type DefaultWorkspace } from '../bootstrap';
+import type { DefaultWorkspace } from '../bootstrap';
 import type { Config } from '../config';
 import { startGuardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
@@ -17,6 +16,8 @@ import { WORKER_SEMI_SPACE_MB } from '../../worker/tuning';
 /** How long the API and the worker may take to stop after SIGTERM before they are killed. */
 const API_GRACE_MS = 15_000;
 const WORKER_GRACE_MS = 30_000;
+/** A migration is one transaction: stopped, it rolls back. */
+const PREPARE_GRACE_MS = 5_000;
 
 /**
  * `flightdeck start`: the whole service in one command. PostgreSQL and Temporal are started here
@@ -70,7 +71,7 @@ export async function startCommand(config: Config): Promise<void> {
     const databaseUrl = config.database.url ?? postgres.value!.url;
     const temporalAddress = config.temporal.address ?? temporal.value!.address;
     const temporalUiUrl = config.temporal.uiUrl ?? temporal.value?.uiUrl;
-    const workspace = await prepareDatabase(databaseUrl, config, logger);
+    const workspace = await prepareDatabase(databaseUrl, config);
 
     const { api, worker } = await spawnRoles(config, { databaseUrl, temporalAddress, temporalUiUrl });
     stack.push({ name: 'worker', stop: worker.stop }, { name: 'API', stop: api.stop });
@@ -190,20 +191,21 @@ function startDependencies(config: Config, say: (line: string) => void) {
   ]);
 }
 
-/** Migrations and the default workspace, before the API and the worker start. */
-async function prepareDatabase(
-  databaseUrl: string,
-  config: Config,
-  logger: Logger,
-): Promise<DefaultWorkspace> {
-  const orm = await openDatabase({ url: databaseUrl, poolMax: 2 });
-  try {
-    const applied = await migrate(orm);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    return await ensureDefaultWorkspace(orm, config.dataDir);
-  } finally {
-    await orm.close();
-  }
+/**
+ * Migrations and the default workspace, before the API and the worker start: `flightdeck prepare`
+ * in a process of its own, so this one never loads the ORM (cli/commands/prepare.ts).
+ */
+async function prepareDatabase(databaseUrl: string, config: Config): Promise<DefaultWorkspace> {
+  const prepare = spawnRole('prepare', {
+    env: { ...process.env, FLIGHTDECK_DATA_DIR: config.dataDir, DATABASE_URL: databaseUrl },
+    graceMs: PREPARE_GRACE_MS,
+  });
+  const { workspace } = await prepare.ready.catch(async (error: unknown) => {
+    await prepare.stop();
+    throw error;
+  });
+  await prepare.exited;
+  return workspace;
 }
 
 function printBanner(

@@ -1,15 +1,18 @@
+import type { DefaultWorkspace } from '../bootstrap';
 import { spawnSession, terminate } from './processes';
 
 /**
- * The API and the worker of `flightdeck start`, each `flightdeck api` / `flightdeck worker` in a
- * process of its own, started from the same entry point as the start process (compiled or through
- * tsx) with the environment it is given.
+ * The processes of `flightdeck start`: the database's preparation (`flightdeck prepare`, which ends
+ * once it has reported), then the API and the worker, each `flightdeck api` / `flightdeck worker`,
+ * each in a process of its own, started from the same entry point as the start process (compiled or
+ * through tsx) with the environment it is given.
  */
 
-export type Role = 'api' | 'worker';
+export type Role = 'prepare' | 'api' | 'worker';
 
-/** What a role process tells `flightdeck start` once it serves (cli/commands/serve.ts). */
+/** What a role process tells `flightdeck start` once it serves (or, preparing, once it is done) (cli/commands/roleProcess.ts). */
 export type RoleReady =
+  | { role: 'prepare'; workspace: DefaultWorkspace }
   | { role: 'api'; url: string; metricsUrl?: string; metricsOnApiPort: boolean }
   | { role: 'worker'; metricsUrl?: string };
 
@@ -23,7 +26,11 @@ export interface RoleProcess<R extends Role> {
   stop(): Promise<void>;
 }
 
-const NAMES: Record<Role, string> = { api: 'The API', worker: 'The worker' };
+const NAMES: Record<Role, string> = {
+  prepare: 'The database preparation',
+  api: 'The API',
+  worker: 'The worker',
+};
 
 /**
  * Starts `flightdeck <role>`: in a process group of its own, so a terminal's Ctrl-C reaches only

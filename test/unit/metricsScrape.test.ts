@@ -4,7 +4,7 @@ import pino from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { metricsListenerApp } from '../../api/metricsListener';
 import { gatherMetrics, processMetrics, scrapeMetrics, type MetricsSources } from '../../api/metricsScrape';
-import { metricsRouter } from '../../api/routes/system';
+import { metricsRouter } from '../../api/routes/metrics';
 import { listen, type ApiServer } from '../../api/server';
 import { sharedRead } from '../../engine/metrics';
 

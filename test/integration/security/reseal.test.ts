@@ -25,7 +25,7 @@ describe('admin reseal', () => {
 
   beforeAll(async () => {
     stack = await startTestStack();
-    // What the API and worker processes do from start (cli/commands/serve.ts), with a short interval.
+    // What the API and worker processes do from start (cli/commands/api.ts, worker.ts), with a short interval.
     following = await followLegacySealRetirement(stack.orm, stack.secrets, { intervalMs: 100 });
     agent = await pullFixture(stack, 'reseal', { config: { leaseSeconds: 30 }, resources: 2 });
     await stack.http
