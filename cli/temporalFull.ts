@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isGrpcServiceError } from '@temporalio/client';
+import { Connection, isGrpcServiceError } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ensureSearchAttributes } from '../worker/searchAttributes';
 import { searchAttributeRegistrations } from '../workflows/searchAttributes';
@@ -440,6 +440,19 @@ const GRPC_ALREADY_EXISTS = 6;
 /** Closed workflows stay readable in the UI for this long. */
 const RETENTION = '3 days';
 
+/** `use` on a connection of its own, closed after. */
+async function onFreshConnection(
+  address: string,
+  use: (connection: Connection) => Promise<void>,
+): Promise<void> {
+  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  try {
+    await use(connection);
+  } finally {
+    await connection.close();
+  }
+}
+
 /**
  * Ready means: the frontend answers, the namespace exists (a full server starts without any), and
  * the frontend accepts a query naming every Flightdeck search attribute, which it does only once
@@ -450,23 +463,23 @@ function waitUntilReady(address: string, namespace: string, pid: number, timeout
     .map((attribute) => `${attribute.name} = 'ready'`)
     .join(' AND ');
   return waitForTemporal({
-    address,
     pid,
     what: 'The Temporal server',
     timeoutMs,
     pauseMs: 500,
-    ready: async (connection) => {
-      await connection.workflowService.getSystemInfo({});
-      try {
-        await connection.workflowService.registerNamespace({
-          namespace,
-          workflowExecutionRetentionPeriod: msToTs(RETENTION),
-        });
-      } catch (error) {
-        if (!isGrpcServiceError(error) || error.code !== GRPC_ALREADY_EXISTS) throw error;
-      }
-      await ensureSearchAttributes(connection, namespace);
-      await connection.workflowService.countWorkflowExecutions({ namespace, query });
-    },
+    ready: () =>
+      onFreshConnection(address, async (connection) => {
+        await connection.workflowService.getSystemInfo({});
+        try {
+          await connection.workflowService.registerNamespace({
+            namespace,
+            workflowExecutionRetentionPeriod: msToTs(RETENTION),
+          });
+        } catch (error) {
+          if (!isGrpcServiceError(error) || error.code !== GRPC_ALREADY_EXISTS) throw error;
+        }
+        await ensureSearchAttributes(connection, namespace);
+        await connection.workflowService.countWorkflowExecutions({ namespace, query });
+      }),
   });
 }

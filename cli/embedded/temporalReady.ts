@@ -1,32 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import { isAlive } from './processes';
 
 /**
- * Waits for a Temporal server we started: `ready` runs on a fresh connection until it succeeds,
- * the server process dies, or time runs out (then the last error is part of the message).
+ * Waits for a Temporal server we started: `ready` runs until it succeeds, the server process dies,
+ * or time runs out (then the last error is part of the message).
  */
 export async function waitForTemporal(options: {
-  address: string;
   pid: number;
   /** `The Temporal dev server`, for messages. */
   what: string;
   timeoutMs: number;
   pauseMs: number;
-  ready: (connection: Connection) => Promise<void>;
+  ready: () => Promise<void>;
 }): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (!isAlive(options.pid)) throw new Error(`${options.what} exited during start-up`);
     try {
-      const connection = await Connection.connect({ address: options.address, connectTimeout: 1000 });
-      try {
-        await options.ready(connection);
-        return;
-      } finally {
-        await connection.close();
-      }
+      await options.ready();
+      return;
     } catch (error) {
       lastError = error;
       await sleep(options.pauseMs);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { searchAttributeRegistrations } from '../../workflows/searchAttributes';
 import { assertPortFree, spawnSession, stopLeftover, tail, terminate } from './processes';
 import { waitForTemporal } from './temporalReady';
+import { run } from '../temporalCli';
 
 export interface TemporalDevServerOptions {
   cliPath: string;
@@ -133,7 +134,14 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     fs.rmSync(pidFile, { force: true });
   };
   try {
-    await waitUntilServing(address, options.namespace, pid, options.startTimeoutMs ?? 60_000);
+    await waitUntilServing({
+      cliPath: options.cliPath,
+      address,
+      namespace: options.namespace,
+      pid,
+      timeoutMs: options.startTimeoutMs ?? 60_000,
+      stateDir: options.stateDir,
+    });
   } catch (error) {
     await stop();
     throw new Error(`${(error as Error).message}\n--- ${logFile} ---\n${tail(logFile)}`);
@@ -141,13 +149,31 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   return { address, uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined, pid, stop };
 }
 
-function waitUntilServing(address: string, namespace: string, pid: number, timeoutMs: number) {
+/**
+ * Serving means the namespace is there, asked with the CLI the server runs from: a client library
+ * here would stay loaded in `start` for as long as the service runs (cli/commands/start.ts). The
+ * CLI reads neither the caller's TEMPORAL_* settings (an external cluster's TLS, say) nor their
+ * config file's profiles: it asks this server, in plain.
+ */
+function waitUntilServing(options: {
+  cliPath: string;
+  address: string;
+  namespace: string;
+  pid: number;
+  timeoutMs: number;
+  stateDir: string;
+}) {
+  const args = ['operator', 'namespace', 'describe', '--namespace', options.namespace];
+  args.push('--address', options.address, '--client-connect-timeout', '1s');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')),
+  );
+  env.XDG_CONFIG_HOME = options.stateDir;
   return waitForTemporal({
-    address,
-    pid,
+    pid: options.pid,
     what: 'The Temporal dev server',
-    timeoutMs,
+    timeoutMs: options.timeoutMs,
     pauseMs: 250,
-    ready: async (connection) => void (await connection.workflowService.describeNamespace({ namespace })),
+    ready: () => run(options.cliPath, args, { cwd: options.stateDir, env, quiet: true }),
   });
 }
