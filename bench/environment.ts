@@ -245,6 +245,12 @@ export interface FlightdeckStack {
   memoryNow(): Record<StackRole, number>;
   /** Memory by role at its peak so far, in MiB. */
   memoryPeak(): Record<StackRole, number>;
+  /**
+   * `flightdeck start`'s own processes (itself, the API, the worker) together, now, in MiB: the sum
+   * of their resident sets, and of their proportional sets, which count the pages they share (the
+   * node binary's, mostly) once.
+   */
+  ownMemoryNow(): { rss: number; pss: number };
   /** CPU time used so far by role, in ms: what a phase cost each process is the difference of two readings. */
   cpuMs(): Record<StackRole, number>;
   stop(): Promise<void>;
@@ -324,6 +330,13 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
       temporalAddress: runtime.temporalAddress,
       memoryNow: () => byRole((probe) => probe.now()),
       memoryPeak: () => byRole((probe) => probe.peak()),
+      ownMemoryNow: () => {
+        const own = [start.pid, runtime.processes.api, runtime.processes.worker];
+        return {
+          rss: round(own.reduce((sum, pid) => sum + rssMb(pid, 'VmRSS'), 0), 1),
+          pss: round(own.reduce((sum, pid) => sum + pssMb(pid), 0), 1),
+        };
+      },
       cpuMs: () => ({
         start: cpuMs(start.pid),
         api: cpuMs(runtime.processes.api),

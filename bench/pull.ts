@@ -45,7 +45,8 @@ import {
  * - /healthz latency while a version fans out to BENCH_PULL_FANOUT_TARGETS (10,000) targets;
  * - memory of each process: idle after start, at its peak, idle again after the load (once the
  *   outbox has drained, or BENCH_PULL_IDLE_WAIT_MS (15 min) have passed: how long it took and what
- *   was left are printed), and then what the API's and the worker's V8 heaps hold;
+ *   was left are printed), and then what the API's and the worker's V8 heaps hold; `start`'s own
+ *   processes together, idle at start and after the load, as resident sets and proportional sets;
  * - where the time goes: for the PUTs, the claims and the polls, the CPU each process of the stack
  *   (and the benchmark's own clients) spent per operation, and how many of the machine's cores the
  *   phase kept busy.
@@ -88,6 +89,7 @@ export async function run(): Promise<Record<string, unknown>> {
     await waitFor(async () => (await fetch(`${stack.apiUrl}/readyz`)).ok, 'the API to be ready');
     await sleep(5_000);
     const idleAtStart = stack.memoryNow();
+    const ownIdleAtStart = stack.ownMemoryNow();
     const system = await call('POST', '/systems', { name: 'pull' });
     const lanes = laneBuilder(stack, call, query, system.id, WRITERS);
 
@@ -121,6 +123,7 @@ export async function run(): Promise<Record<string, unknown>> {
     };
     await sleep(30_000);
     const idleAfterLoad = stack.memoryNow();
+    const ownIdleAfterLoad = stack.ownMemoryNow();
     const heapsAfterLoad = await v8HeapsMb(stack.metricsUrl);
     const peak = stack.memoryPeak();
     return {
@@ -144,6 +147,7 @@ export async function run(): Promise<Record<string, unknown>> {
           { idleAtStart: idleAtStart[role], peak: peak[role], idleAfterLoad: idleAfterLoad[role] },
         ]),
       ),
+      ownProcessesMb: { idleAtStart: ownIdleAtStart, idleAfterLoad: ownIdleAfterLoad },
       v8HeapMbIdleAfterLoad: heapsAfterLoad,
     };
   } finally {
