@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import { listen, type ApiServer } from '../api/server';
@@ -8,7 +7,11 @@ import type { SecretBox } from '../db/secrets';
 import type { Config } from './config';
 import { storesWithFaults } from './faults';
 import { processRegoEngine } from './opa';
+import { TemporalHealth } from './temporalHealth';
 import { flightdeckVersion } from './version';
+
+/** /readyz gives each dependency 3 s (api/routes/system.ts): the health check ends with it. */
+const READINESS_TIMEOUT_MS = 3_000;
 
 export interface ApiService {
   url: string;
@@ -16,12 +19,11 @@ export interface ApiService {
   metricsUrl?: string;
   /** Whether the API's port serves /metrics too, behind the metrics or admin token. */
   metricsOnApiPort: boolean;
-  temporal: Client;
   close(): Promise<void>;
 }
 
 /**
- * The HTTP API on its own Temporal connection (for readiness and workflow queries), and /metrics
+ * The HTTP API, asking Temporal's frontend only whether it serves (for /readyz), and /metrics
  * on a listener of its own (FLIGHTDECK_METRICS_HOST and _PORT, 127.0.0.1:9464 by default; the
  * API's TLS), including a worker's figures when FLIGHTDECK_WORKER_METRICS_URL names its listener.
  */
@@ -35,8 +37,7 @@ export async function startApiService(options: {
   temporalUiUrl?: string;
 }): Promise<ApiService> {
   const { config, orm, logger } = options;
-  const connection = await Connection.connect({ address: options.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const temporal = new TemporalHealth(options.temporalAddress);
   const { app, metricsApp } = createApp({
     orm,
     secrets: options.secrets,
@@ -58,9 +59,7 @@ export async function startApiService(options: {
     version: flightdeckVersion(),
     readiness: {
       postgres: () => pingDatabase(orm),
-      temporal: async () => {
-        await connection.workflowService.getSystemInfo({});
-      },
+      temporal: () => temporal.check(READINESS_TIMEOUT_MS),
     },
   });
   let server: ApiServer | undefined;
@@ -82,7 +81,7 @@ export async function startApiService(options: {
     }
   } catch (error) {
     await server?.close();
-    await connection.close();
+    temporal.close();
     throw error;
   }
   const api = server;
@@ -90,10 +89,9 @@ export async function startApiService(options: {
     url: config.api.publicUrl ?? api.url,
     metricsUrl: metricsServer?.url,
     metricsOnApiPort: Boolean(config.api.metrics.token ?? config.api.adminToken),
-    temporal,
     close: async () => {
       await Promise.all([api.close(), metricsServer?.close()]);
-      await connection.close();
+      temporal.close();
     },
   };
 }
