@@ -50,6 +50,19 @@ export const DEFAULT_WORKER_HEAP_MB = 384;
  */
 export const WORKER_SEMI_SPACE_MB = 4;
 
+/**
+ * glibc's malloc thresholds for the worker's native threads (Temporal core's), as `flightdeck start`
+ * runs it unless they are set: fixed at glibc's initial 128 KB. Left dynamic, glibc raises both after
+ * a large block is freed, up to 32 MB for the mapping threshold, and then keeps what a fan-out's
+ * histories freed instead of returning it.
+ */
+export function workerMallocEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
+    MALLOC_TRIM_THRESHOLD_: env.MALLOC_TRIM_THRESHOLD_ ?? '131072',
+  };
+}
+
 /** Workflows kept in memory for a cache budget: never fewer than the workflow task slots. */
 export function cachedWorkflowsFor(cacheMb: number): number {
   return Math.max(WORKFLOW_TASK_SLOTS, Math.floor((cacheMb * 1024) / CACHED_WORKFLOW_KB));

@@ -11,7 +11,7 @@ import { createLogger } from '../logger';
 import { acquireStartLock, clearRuntimeState, secretKeyFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
-import { WORKER_SEMI_SPACE_MB } from '../../worker/tuning';
+import { WORKER_SEMI_SPACE_MB, workerMallocEnv } from '../../worker/tuning';
 
 /** How long the API and the worker may take to stop after SIGTERM before they are killed. */
 const API_GRACE_MS = 15_000;
@@ -146,6 +146,7 @@ async function spawnRoles(
   const worker = spawnRole('worker', {
     env: {
       ...shared,
+      ...workerMallocEnv(process.env),
       FLIGHTDECK_METRICS_HOST: '127.0.0.1',
       FLIGHTDECK_METRICS_PORT: new URL(workerMetrics).port,
     },

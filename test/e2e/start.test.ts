@@ -205,6 +205,11 @@ describe('flightdeck start (embedded stack)', () => {
     }
     expect(environment(worker).MALLOC_ARENA_MAX).toBe('2');
     expect(environment(api).MALLOC_ARENA_MAX).toBe('2');
+    // Fixed malloc thresholds for the worker's native threads only (worker/tuning.ts `workerMallocEnv`).
+    expect({
+      worker: [environment(worker).MALLOC_MMAP_THRESHOLD_, environment(worker).MALLOC_TRIM_THRESHOLD_],
+      api: [environment(api).MALLOC_MMAP_THRESHOLD_, environment(api).MALLOC_TRIM_THRESHOLD_],
+    }).toEqual({ worker: ['131072', '131072'], api: [undefined, undefined] });
     // Memory bounds: the worker's V8 heaps, the dev server's Go heap (ARCHITECTURE.md, "Worker tuning",
     // "The embedded Temporal server").
     expect(commandLine(worker)).toContain(

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { temporalCacheDir } from '../../cli/temporalCli';
+import { workerMallocEnv } from '../../worker/tuning';
 
 /**
  * docker-compose.yml cannot run on the development machines (no Docker engine), so its topology is
@@ -80,6 +81,14 @@ describe('docker-compose.yml', () => {
     const conf = services.proxy!.volumes!.find((volume) => volume.includes('nginx.conf'))!;
     expect(read(conf.split(':')[0]!)).toContain('http://api:8080');
     expect(services.api!.environment!.FLIGHTDECK_HOST).toBe('0.0.0.0');
+  });
+
+  it('runs the worker with the allocator thresholds `flightdeck start` gives its own, the API without', () => {
+    const thresholds = workerMallocEnv({});
+    expect(services.worker!.environment).toMatchObject(
+      Object.fromEntries(Object.entries(thresholds).map(([key, value]) => [key, Number(value)])),
+    );
+    for (const key of Object.keys(thresholds)) expect(services.api!.environment![key]).toBeUndefined();
   });
 
   it("serves each API's and each worker's /metrics on the compose network only, without tenant labels unless asked", () => {
@@ -160,7 +169,10 @@ describe('docker-compose.yml', () => {
     for (const name of required) expect(example).toMatch(new RegExp(`^${name}=$`, 'm'));
   });
 
-  it('gives the Flightdeck roles only variables cli/config.ts reads, the same in every role', () => {
+  // Read by glibc, not Flightdeck: the worker's allocator thresholds (worker/tuning.ts `workerMallocEnv`).
+  const MALLOC_TUNABLES = Object.keys(workerMallocEnv({}));
+
+  it('gives the Flightdeck roles only variables cli/config.ts reads (or glibc its tunables), the same in every role', () => {
     const config = read('cli/config.ts');
     // `migrate` has the shared block as it is; the long-running roles add their listeners to it.
     const shared = Object.keys(services.migrate!.environment!).sort();
@@ -175,8 +187,10 @@ describe('docker-compose.yml', () => {
     for (const role of FLIGHTDECK_ROLES) {
       const keys = Object.keys(services[role]!.environment!);
       expect(keys).toEqual(expect.arrayContaining(shared));
-      for (const key of keys)
-        expect({ role, key, known: config.includes(`  ${key}:`) }).toEqual({ role, key, known: true });
+      for (const key of keys) {
+        const known = config.includes(`  ${key}:`) || MALLOC_TUNABLES.includes(key);
+        expect({ role, key, known }).toEqual({ role, key, known: true });
+      }
     }
   });
 
