@@ -333,8 +333,14 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
       ownMemoryNow: () => {
         const own = [start.pid, runtime.processes.api, runtime.processes.worker];
         return {
-          rss: round(own.reduce((sum, pid) => sum + rssMb(pid, 'VmRSS'), 0), 1),
-          pss: round(own.reduce((sum, pid) => sum + pssMb(pid), 0), 1),
+          rss: round(
+            own.reduce((sum, pid) => sum + rssMb(pid, 'VmRSS'), 0),
+            1,
+          ),
+          pss: round(
+            own.reduce((sum, pid) => sum + pssMb(pid), 0),
+            1,
+          ),
         };
       },
       cpuMs: () => ({
