@@ -332,16 +332,12 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
       memoryPeak: () => byRole((probe) => probe.peak()),
       ownMemoryNow: () => {
         const own = [start.pid, runtime.processes.api, runtime.processes.worker];
-        return {
-          rss: round(
-            own.reduce((sum, pid) => sum + rssMb(pid, 'VmRSS'), 0),
+        const total = (read: (pid: number) => number) =>
+          round(
+            own.reduce((sum, pid) => sum + read(pid), 0),
             1,
-          ),
-          pss: round(
-            own.reduce((sum, pid) => sum + pssMb(pid), 0),
-            1,
-          ),
-        };
+          );
+        return { rss: total((pid) => rssMb(pid, 'VmRSS')), pss: total(pssMb) };
       },
       cpuMs: () => ({
         start: cpuMs(start.pid),

@@ -1,5 +1,10 @@
+import type { Logger } from 'pino';
+import { openDatabase, type Database } from '../../db/database';
+import { followLegacySealRetirement } from '../../db/legacySeals';
+import type { SecretBox } from '../../db/secrets';
 import type { Config } from '../config';
 import type { RoleReady } from '../embedded/roles';
+import { secretBoxFor } from '../state';
 
 /**
  * What `flightdeck api` and `flightdeck worker` share: one role per process, for running several of
@@ -33,4 +38,28 @@ export function untilSignal(): Promise<NodeJS.Signals> {
  */
 export function reportReady(ready: RoleReady): void {
   if (process.send && process.connected) process.send(ready, undefined, {}, () => process.disconnect?.());
+}
+
+/**
+ * A role's database: its pool, the secret box, and the watch on legacy sealed values' retirement
+ * (db/legacySeals.ts); `close` ends the watch, then the pool.
+ */
+export async function openRoleDatabase(
+  config: Config,
+  databaseUrl: string,
+  logger: Logger,
+): Promise<{ orm: Database; secrets: SecretBox; close(): Promise<void> }> {
+  const secrets = secretBoxFor(config, { generate: false });
+  const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
+  const legacySeals = await followLegacySealRetirement(orm, secrets, {
+    onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
+  });
+  return {
+    orm,
+    secrets,
+    close: async () => {
+      legacySeals.stop();
+      await orm.close();
+    },
+  };
 }

@@ -1,13 +1,10 @@
-import { openDatabase } from '../../db/database';
-import { followLegacySealRetirement } from '../../db/legacySeals';
 import { installTemporalRuntime } from '../../worker/temporalRuntime';
 import type { Config } from '../config';
 import { freePort } from '../embedded/processes';
 import { createLogger } from '../logger';
-import { secretBoxFor } from '../state';
 import { startTracing } from '../tracing';
 import { startWorkerMetrics, startWorkerService } from '../workerService';
-import { reportReady, requiredAddresses, untilSignal } from './roleProcess';
+import { openRoleDatabase, reportReady, requiredAddresses, untilSignal } from './roleProcess';
 
 /** `flightdeck worker`: a Temporal worker and the outbox relay only. */
 export async function workerCommand(config: Config): Promise<void> {
@@ -21,11 +18,7 @@ export async function workerCommand(config: Config): Promise<void> {
   );
   const metrics = await startWorkerMetrics({ config, logger, temporalSdkUrl });
   const tracing = startTracing(config, 'flightdeck-worker');
-  const orm = await openDatabase({ url: databaseUrl, poolMax: config.database.poolMax });
-  const secrets = secretBoxFor(config, { generate: false });
-  const legacySeals = await followLegacySealRetirement(orm, secrets, {
-    onError: (err) => logger.warn({ err }, 'cannot read whether legacy sealed values are retired'),
-  });
+  const { orm, secrets, close: closeDatabase } = await openRoleDatabase(config, databaseUrl, logger);
   const worker = await startWorkerService({
     config,
     orm,
@@ -51,8 +44,7 @@ export async function workerCommand(config: Config): Promise<void> {
   ]);
   logger.info({ reason }, 'stopping worker');
   await worker.stop();
-  legacySeals.stop();
-  await orm.close();
+  await closeDatabase();
   await metrics?.close();
   await tracing?.shutdown();
 }

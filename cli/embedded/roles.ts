@@ -10,7 +10,10 @@ import { spawnSession, terminate } from './processes';
 
 export type Role = 'prepare' | 'api' | 'worker';
 
-/** What a role process tells `flightdeck start` once it serves (or, preparing, once it is done) (cli/commands/roleProcess.ts). */
+/**
+ * What a role process tells `flightdeck start` once it serves, or, preparing, once it is done
+ * (cli/commands/roleProcess.ts `reportReady`).
+ */
 export type RoleReady =
   | { role: 'prepare'; workspace: DefaultWorkspace }
   | { role: 'api'; url: string; metricsUrl?: string; metricsOnApiPort: boolean }
