@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,6 +127,25 @@ const AS_USERS_RUN = { MALLOC_ARENA_MAX: '2' };
  * BENCH_NODE_FLAGS are node flags for it, and so for the API and worker `start` runs with its own
  * flags (`--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each process, written as it exits).
  */
+/** What this bench started and has not seen exit, for a Ctrl-C to stop (`forwardStops`). */
+const running = new Set<ChildProcess>();
+let stopsForwarded = false;
+
+/**
+ * A Ctrl-C (or SIGTERM) reaches only this process, as the processes it started lead sessions of
+ * their own: it passes them SIGTERM, with which each stops what it started, and exits.
+ */
+function forwardStops(): void {
+  if (stopsForwarded) return;
+  stopsForwarded = true;
+  const stopAll = () => {
+    for (const child of running) child.kill('SIGTERM');
+    process.exit(130);
+  };
+  process.once('SIGINT', stopAll);
+  process.once('SIGTERM', stopAll);
+}
+
 function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
   buildOnce();
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
@@ -135,7 +154,14 @@ function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProc
     // Several processes run at once: none takes the default metrics port.
     env: { ...process.env, ...AS_USERS_RUN, LOG_LEVEL: 'warn', FLIGHTDECK_METRICS_PORT: 'off', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
+    // In a session of its own, as in a terminal of its own: the agents and writers this bench plays
+    // run elsewhere, and where the kernel shares the CPU between sessions first (autogroups), sharing
+    // one with them would halve what the API's process gets on a busy machine.
+    detached: true,
   });
+  forwardStops();
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   return {
     pid: child.pid!,
     peakRssMb: () => rssMb(child.pid!, 'VmHWM'),
@@ -158,7 +184,7 @@ interface MemoryProbe {
   peak(): number;
 }
 
-/** A process's children, from /proc: PostgreSQL's backends under its postmaster. */
+/** A process's children, from /proc: PostgreSQL's backends under its postmaster, `start`'s children. */
 function childrenOf(pid: number): number[] {
   const children: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
@@ -229,7 +255,8 @@ function postgresProbe(postmaster: number): MemoryProbe {
 }
 
 /** The processes of `flightdeck start` by role: itself, the API, the worker, Temporal, PostgreSQL. */
-export type StackRole = 'start' | 'api' | 'worker' | 'temporal' | 'postgres';
+/** `api` is the start process itself, which serves the API (cli/commands/start.ts). */
+export type StackRole = 'api' | 'worker' | 'temporal' | 'postgres';
 
 export interface FlightdeckStack {
   /** The data directory `flightdeck start` runs in (PostgreSQL's, Temporal's SQLite file). */
@@ -246,9 +273,9 @@ export interface FlightdeckStack {
   /** Memory by role at its peak so far, in MiB. */
   memoryPeak(): Record<StackRole, number>;
   /**
-   * `flightdeck start`'s own processes (itself, the API, the worker) together, now, in MiB: the sum
-   * of their resident sets, and of their proportional sets, which count the pages they share (the
-   * node binary's, mostly) once.
+   * `flightdeck start`'s own processes (itself with the API, and its children but Temporal: the
+   * worker and the guardian) together, now, in MiB: the sum of their resident sets, and of their
+   * proportional sets, which count the pages they share (the node binary's, mostly) once.
    */
   ownMemoryNow(): { rss: number; pss: number };
   /** CPU time used so far by role, in ms: what a phase cost each process is the difference of two readings. */
@@ -308,7 +335,6 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
     const postmaster = readPid(path.join(dataDir, 'postgres', 'postmaster.pid'));
     if (postmaster === undefined) throw new Error('the embedded PostgreSQL left no postmaster.pid');
     const probes: Record<StackRole, MemoryProbe> = {
-      start: processProbe(start.pid),
       api: processProbe(runtime.processes.api),
       worker: processProbe(runtime.processes.worker),
       temporal: processProbe(runtime.processes.temporal),
@@ -331,7 +357,7 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
       memoryNow: () => byRole((probe) => probe.now()),
       memoryPeak: () => byRole((probe) => probe.peak()),
       ownMemoryNow: () => {
-        const own = [start.pid, runtime.processes.api, runtime.processes.worker];
+        const own = [start.pid, ...childrenOf(start.pid).filter((pid) => pid !== runtime.processes.temporal)];
         const total = (read: (pid: number) => number) =>
           round(
             own.reduce((sum, pid) => sum + read(pid), 0),
@@ -340,7 +366,6 @@ export async function startFlightdeckStack(env: NodeJS.ProcessEnv = {}): Promise
         return { rss: total((pid) => rssMb(pid, 'VmRSS')), pss: total(pssMb) };
       },
       cpuMs: () => ({
-        start: cpuMs(start.pid),
         api: cpuMs(runtime.processes.api),
         worker: cpuMs(runtime.processes.worker),
         temporal: cpuMs(runtime.processes.temporal),

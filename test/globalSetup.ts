@@ -47,7 +47,7 @@ export default async function globalSetup(): Promise<void> {
   ]);
   // If jest is killed before its teardown runs, the guardian still stops the dev server.
   const guardian = startGuardian();
-  guardian.watch({ pids: [temporal.pid] });
+  guardian.watch({ pid: temporal.pid });
   const bundlePath = path.join(stateDir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
 

@@ -5,26 +5,30 @@ import type { Config } from '../config';
 import { startGuardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
 import { BACKGROUND_NICENESS, freePort } from '../embedded/processes';
-import { spawnRole, type RoleReady } from '../embedded/roles';
+import { spawnRole, type RoleProcess } from '../embedded/roles';
 import { startTemporalDevServer } from '../embedded/temporalServer';
 import { createLogger } from '../logger';
 import { acquireStartLock, clearRuntimeState, secretKeyFor, writeRuntimeState } from '../state';
 import { ensureOpa } from '../opa';
 import { ensureTemporalCli } from '../temporalCli';
 import { WORKER_SEMI_SPACE_MB, workerMallocEnv } from '../../worker/tuning';
+import type { ApiReady } from './api';
 
-/** How long the API and the worker may take to stop after SIGTERM before they are killed. */
-const API_GRACE_MS = 15_000;
+/** How long the worker may take to stop after SIGTERM before it is killed. */
 const WORKER_GRACE_MS = 30_000;
 /** A migration is one transaction: stopped, it rolls back. */
 const PREPARE_GRACE_MS = 5_000;
+/** How long the guardian gives Temporal, and PostgreSQL's fast shutdown, if this process dies. */
+const TEMPORAL_GRACE_MS = 10_000;
+const POSTGRES_GRACE_MS = 30_000;
 
 /**
  * `flightdeck start`: the whole service in one command. PostgreSQL and Temporal are started here
- * unless DATABASE_URL / TEMPORAL_ADDRESS point at running ones; then migrations, and the worker and
- * the API, each `flightdeck worker` / `flightdeck api` in a process of its own. Ctrl-C (or SIGTERM)
- * stops everything in reverse order; if the API or the worker dies, everything stops and the
- * command exits with 1 (nothing is restarted behind the operator's back).
+ * unless DATABASE_URL / TEMPORAL_ADDRESS point at running ones; then migrations, the worker
+ * (`flightdeck worker`) in a process of its own at the background's priority, and the API in this
+ * process, which has nothing else to do once everything runs. Ctrl-C (or SIGTERM) stops everything in
+ * reverse order; if the worker dies, everything stops and the command exits with 1 (nothing is
+ * restarted behind the operator's back).
  */
 export async function startCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -47,19 +51,22 @@ export async function startCommand(config: Config): Promise<void> {
   const onSignal = (signal: NodeJS.Signals) => stopRequested(signal);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // The API's code loads while PostgreSQL and Temporal start.
+  const apiModule = import('./api.js');
+  apiModule.catch(() => undefined);
 
   try {
     const started = Date.now();
     const [postgres, temporal] = await startDependencies(config, say);
-    if (postgres.status === 'fulfilled' && postgres.value)
+    if (postgres.status === 'fulfilled' && postgres.value) {
       stack.push({ name: 'PostgreSQL', stop: postgres.value.stop });
-    if (temporal.status === 'fulfilled' && temporal.value)
+      guardian.watch({ pid: postgres.value.pid, signal: 'INT', graceMs: POSTGRES_GRACE_MS });
+    }
+    if (temporal.status === 'fulfilled' && temporal.value) {
       stack.push({ name: 'Temporal', stop: temporal.value.stop });
+      guardian.watch({ pid: temporal.value.pid, graceMs: TEMPORAL_GRACE_MS });
+    }
     const temporalPid = temporal.status === 'fulfilled' ? temporal.value?.pid : undefined;
-    guardian.watch({
-      pids: temporalPid === undefined ? [] : [temporalPid],
-      commands: postgres.status === 'fulfilled' && postgres.value ? [postgres.value.stopCommand] : [],
-    });
     if (postgres.status === 'rejected') throw postgres.reason;
     if (temporal.status === 'rejected') throw temporal.reason;
 
@@ -68,32 +75,38 @@ export async function startCommand(config: Config): Promise<void> {
       say(`Plan validation (OPA) is unavailable: ${(error as Error).message}`),
     );
 
-    const databaseUrl = config.database.url ?? postgres.value!.url;
-    const temporalAddress = config.temporal.address ?? temporal.value!.address;
-    const temporalUiUrl = config.temporal.uiUrl ?? temporal.value?.uiUrl;
-    const workspace = await prepareDatabase(databaseUrl, config);
+    const where = {
+      databaseUrl: config.database.url ?? postgres.value!.url,
+      temporalAddress: config.temporal.address ?? temporal.value!.address,
+      temporalUiUrl: config.temporal.uiUrl ?? temporal.value?.uiUrl,
+      secretKey: secretKeyFor(config, { generate: true }),
+      workerMetricsUrl: `http://127.0.0.1:${await freePort()}`,
+    };
+    const workspace = await prepareDatabase(where.databaseUrl, config);
 
-    const { api, worker } = await spawnRoles(config, { databaseUrl, temporalAddress, temporalUiUrl });
-    stack.push({ name: 'worker', stop: worker.stop }, { name: 'API', stop: api.stop });
-    guardian.watch({ pids: [worker.pid, api.pid] });
+    const worker = spawnWorker(config, where);
+    stack.push({ name: 'worker', stop: worker.stop });
+    guardian.watch({ pid: worker.pid, graceMs: WORKER_GRACE_MS });
+    const api = (await apiModule).serveApi(apiConfig(config, where), logger);
+    stack.push({ name: 'API', stop: async () => (await api).close() });
 
-    const serving = await Promise.race([Promise.all([api.ready, worker.ready]), stopSignal]);
+    const serving = await Promise.race([Promise.all([api, worker.ready]), stopSignal]);
     if (typeof serving === 'string') {
       say(`\nStopping (${serving})...`);
       return;
     }
-    const [apiReady] = serving;
+    const [{ ready: apiReady }] = serving;
     writeRuntimeState(config.dataDir, {
       pid: process.pid,
       apiUrl: apiReady.url,
-      databaseUrl,
-      temporalAddress,
-      temporalUiUrl,
-      processes: { api: api.pid, worker: worker.pid, ...(temporalPid ? { temporal: temporalPid } : {}) },
+      databaseUrl: where.databaseUrl,
+      temporalAddress: where.temporalAddress,
+      temporalUiUrl: where.temporalUiUrl,
+      processes: { api: process.pid, worker: worker.pid, ...(temporalPid ? { temporal: temporalPid } : {}) },
     });
-    printBanner(say, { started, api: apiReady, temporalUiUrl, workspace });
+    printBanner(say, { started, api: apiReady, temporalUiUrl: where.temporalUiUrl, workspace });
 
-    say(`\nStopping (${await untilStopped(stopSignal, { api, worker }, logger)})...`);
+    say(`\nStopping (${await untilStopped(stopSignal, worker, logger)})...`);
   } catch (error) {
     logger.error({ err: error }, 'start failed');
     process.exitCode = 1;
@@ -105,65 +118,61 @@ export async function startCommand(config: Config): Promise<void> {
 }
 
 /**
- * Until Ctrl-C or SIGTERM, or until the API or the worker dies: then everything stops and the
- * command exits with 1 (nothing is restarted behind the operator's back). Says why it stops.
+ * Until Ctrl-C or SIGTERM, or until the worker dies: then everything stops and the command exits
+ * with 1 (nothing is restarted behind the operator's back). Says why it stops.
  */
 async function untilStopped(
   stopSignal: Promise<string>,
-  roles: Record<'api' | 'worker', { exited: Promise<string> }>,
+  worker: RoleProcess<'worker'>,
   logger: Logger,
 ): Promise<string> {
-  const reason = await Promise.race([
-    stopSignal,
-    roles.api.exited.then((how) => ({ died: 'API', how })),
-    roles.worker.exited.then((how) => ({ died: 'worker', how })),
-  ]);
+  const reason = await Promise.race([stopSignal, worker.exited.then((how) => ({ how }))]);
   if (typeof reason === 'string') return reason;
-  logger.error(reason, `the ${reason.died} process exited unexpectedly; stopping everything`);
+  logger.error(reason, 'the worker process exited unexpectedly; stopping everything');
   process.exitCode = 1;
-  return `the ${reason.died} exited: ${reason.how}`;
+  return `the worker exited: ${reason.how}`;
 }
 
-/**
- * The worker and the API, each `flightdeck worker` / `flightdeck api` in a process of its own, the
- * worker at the background's priority; the API reads the worker's metrics for /metrics.
- */
-async function spawnRoles(
-  config: Config,
-  where: { databaseUrl: string; temporalAddress: string; temporalUiUrl?: string },
-) {
-  // What every Flightdeck process of this stack reads (cli/config.ts), on top of this one's environment.
-  const shared: NodeJS.ProcessEnv = {
-    ...process.env,
-    // As `npm start` and the image run them (README, "Scaling"), unless told otherwise.
-    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-    FLIGHTDECK_DATA_DIR: config.dataDir,
-    DATABASE_URL: where.databaseUrl,
-    TEMPORAL_ADDRESS: where.temporalAddress,
-    FLIGHTDECK_SECRET_KEY: secretKeyFor(config, { generate: true }),
-  };
-  const workerMetrics = `http://127.0.0.1:${await freePort()}`;
-  const worker = spawnRole('worker', {
+interface StackAddresses {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalUiUrl?: string;
+  secretKey: string;
+  /** The worker's metrics listener, whose figures the API's /metrics joins to its own. */
+  workerMetricsUrl: string;
+}
+
+/** `flightdeck worker` at the background's priority, with its own heap and malloc settings. */
+function spawnWorker(config: Config, where: StackAddresses): RoleProcess<'worker'> {
+  return spawnRole('worker', {
     env: {
-      ...shared,
+      ...process.env,
+      // As `npm start` and the image run it (README, "Scaling"), unless told otherwise.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...workerMallocEnv(process.env),
+      FLIGHTDECK_DATA_DIR: config.dataDir,
+      DATABASE_URL: where.databaseUrl,
+      TEMPORAL_ADDRESS: where.temporalAddress,
+      FLIGHTDECK_SECRET_KEY: where.secretKey,
       FLIGHTDECK_METRICS_HOST: '127.0.0.1',
-      FLIGHTDECK_METRICS_PORT: new URL(workerMetrics).port,
+      FLIGHTDECK_METRICS_PORT: new URL(where.workerMetricsUrl).port,
     },
     niceness: BACKGROUND_NICENESS,
     graceMs: WORKER_GRACE_MS,
     heapMb: config.worker.heapMb,
     semiSpaceMb: WORKER_SEMI_SPACE_MB,
   });
-  const api = spawnRole('api', {
-    env: {
-      ...shared,
-      FLIGHTDECK_WORKER_METRICS_URL: workerMetrics,
-      ...(where.temporalUiUrl ? { TEMPORAL_UI_URL: where.temporalUiUrl } : {}),
-    },
-    graceMs: API_GRACE_MS,
-  });
-  return { api, worker };
+}
+
+/** The API's configuration: this command's, with the addresses and the key of the stack it started. */
+function apiConfig(config: Config, where: StackAddresses): Config {
+  return {
+    ...config,
+    secretKey: where.secretKey,
+    database: { ...config.database, url: where.databaseUrl },
+    temporal: { ...config.temporal, address: where.temporalAddress, uiUrl: where.temporalUiUrl },
+    api: { ...config.api, metrics: { ...config.api.metrics, workerUrl: where.workerMetricsUrl } },
+  };
 }
 
 function startDependencies(config: Config, say: (line: string) => void) {
@@ -213,7 +222,7 @@ function printBanner(
   say: (line: string) => void,
   options: {
     started: number;
-    api: Extract<RoleReady, { role: 'api' }>;
+    api: ApiReady;
     temporalUiUrl?: string;
     workspace: DefaultWorkspace;
   },
@@ -237,7 +246,7 @@ function printBanner(
 }
 
 /** Where /metrics is served, for the banner. */
-function metricsWhere(api: Extract<RoleReady, { role: 'api' }>): string {
+function metricsWhere(api: ApiReady): string {
   const onApiPort = api.metricsOnApiPort ? `${api.url}/metrics (with the metrics or admin token)` : undefined;
   if (!api.metricsUrl) return onApiPort ?? 'off (FLIGHTDECK_METRICS_PORT=off and no metrics or admin token)';
   return onApiPort ? `${api.metricsUrl}/metrics; ${onApiPort}` : `${api.metricsUrl}/metrics`;

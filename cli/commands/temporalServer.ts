@@ -37,7 +37,7 @@ export async function temporalServerCommand(
   });
   // If this process is killed (even with kill -9), the watchdog still stops the server.
   const guardian = startGuardian();
-  guardian.watch({ pids: [server.pid] });
+  guardian.watch({ pid: server.pid });
   process.stdout.write(
     `Temporal server ${server.address} (namespace ${server.namespace}) ready in ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s\n  log: ${server.logFile}\n` +

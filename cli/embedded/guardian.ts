@@ -2,74 +2,90 @@ import { spawn } from 'node:child_process';
 
 /**
  * A watchdog for child servers (of `flightdeck start`, and of the test harness). It runs in its own
- * process group with an IPC channel to its parent; when the channel closes because the parent
- * exited, even by kill -9, it terminates the registered processes and runs the registered stop
- * commands. After a clean stop the parent releases it first, so it never touches a restarted stack.
+ * process group and reads its parent's instructions from a pipe; when the pipe closes because the
+ * parent exited, even by kill -9, it signals the registered processes and, after each one's grace,
+ * kills those still running. After a clean stop the parent releases it first, so it never touches a
+ * restarted stack.
  *
- * The watchdog is a self-contained script run with `node -e`, so it works the same whether the
- * parent runs compiled code, TypeScript through tsx, or jest.
+ * It is a POSIX shell script rather than a second Node.js process: it waits, almost always for
+ * nothing, beside every stack, and a shell does that in 1–2 MB where Node.js takes 40 MB
+ * (ARCHITECTURE.md, "One command").
  */
 
-export interface StopCommand {
-  file: string;
-  args: string[];
-  uid?: number;
-  gid?: number;
-}
-
 export interface Guarded {
-  pids?: number[];
-  commands?: StopCommand[];
+  pid: number;
+  /** What asks it to stop: SIGTERM unless said (PostgreSQL's fast shutdown is SIGINT). */
+  signal?: 'TERM' | 'INT';
+  /** How long it may take before it is killed. */
+  graceMs?: number;
 }
 
 export interface Guardian {
-  watch(guarded: Guarded): void;
+  watch(...guarded: Guarded[]): void;
   release(): void;
 }
 
-type GuardianMessage = { kind: 'watch'; guarded: Guarded } | { kind: 'release' };
+const DEFAULT_GRACE_MS = 10_000;
 
+/**
+ * Lines `watch <pid> <signal> <grace in tenths of a second>`, or `release`; at end of input the
+ * parent is gone. A process is signalled with its group when it leads one (every server here
+ * does), else alone; a zombie counts as gone.
+ */
 const GUARDIAN_SCRIPT = `
-const { spawnSync } = require('node:child_process');
-const pids = new Set();
-const commands = [];
-const fs = require('node:fs');
-const alive = (pid) => {
-  try { const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'); return stat[stat.lastIndexOf(')') + 2] !== 'Z'; }
-  catch { try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; } }
-};
-const signal = (pid, sig) => { try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch {} } };
-process.on('message', (m) => {
-  if (m.kind === 'release') process.exit(0);
-  for (const pid of m.guarded.pids || []) pids.add(pid);
-  commands.push(...(m.guarded.commands || []));
-});
-process.on('disconnect', () => {
-  for (const pid of pids) signal(pid, 'SIGTERM');
-  for (const c of commands) spawnSync(c.file, c.args, { stdio: 'ignore', uid: c.uid, gid: c.gid, timeout: 30000 });
-  const deadline = Date.now() + 10000;
-  const wait = () => {
-    const left = [...pids].filter(alive);
-    if (left.length === 0) process.exit(0);
-    if (Date.now() > deadline) { left.forEach((pid) => signal(pid, 'SIGKILL')); process.exit(0); }
-    setTimeout(wait, 100);
-  };
-  wait();
-});
+watched=''
+while read -r verb pid signal grace; do
+  case "$verb" in
+    release) exit 0 ;;
+    watch) watched="$watched $pid:$signal:$grace" ;;
+  esac
+done
+alive() {
+  read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
+  state=\${stat##*) }
+  [ "\${state%% *}" != Z ]
+}
+stop() { kill -s "$2" -- "-$1" 2>/dev/null || kill -s "$2" "$1" 2>/dev/null; }
+for entry in $watched; do
+  rest=\${entry#*:}
+  stop "\${entry%%:*}" "\${rest%%:*}"
+done
+tenths=0
+while :; do
+  waiting=''
+  for entry in $watched; do
+    pid=\${entry%%:*}
+    alive "$pid" || continue
+    if [ "$tenths" -ge "\${entry##*:}" ]; then stop "$pid" KILL; else waiting=yes; fi
+  done
+  [ -z "$waiting" ] && exit 0
+  sleep 0.1
+  tenths=$((tenths + 1))
+done
 `;
 
 export function startGuardian(): Guardian {
-  const child = spawn(process.execPath, ['-e', GUARDIAN_SCRIPT], {
+  const child = spawn('/bin/sh', ['-c', GUARDIAN_SCRIPT], {
     detached: true,
-    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    stdio: ['pipe', 'ignore', 'ignore'],
   });
   child.unref();
-  child.channel?.unref();
-  const send = (message: GuardianMessage, then?: () => void) => {
-    if (child.connected) child.send(message, then);
+  const input = child.stdin!;
+  // A guardian that is gone (released, or killed by someone) must not take its parent with it.
+  input.on('error', () => undefined);
+  (input as unknown as { unref?: () => void }).unref?.();
+  const send = (line: string) => {
+    if (!input.destroyed && input.writable) input.write(`${line}\n`);
   };
   return {
-    watch: (guarded) => send({ kind: 'watch', guarded }),
-    release: () => send({ kind: 'release' }, () => child.connected && child.disconnect()),
+    watch: (...guarded) => {
+      for (const { pid, signal = 'TERM', graceMs = DEFAULT_GRACE_MS } of guarded) {
+        send(`watch ${pid} ${signal} ${Math.ceil(graceMs / 100)}`);
+      }
+    },
+    release: () => {
+      send('release');
+      input.end();
+    },
   };
 }

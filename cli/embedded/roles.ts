@@ -2,22 +2,20 @@ import type { DefaultWorkspace } from '../bootstrap';
 import { spawnSession, terminate } from './processes';
 
 /**
- * The processes of `flightdeck start`: the database's preparation (`flightdeck prepare`, which ends
- * once it has reported), then the API and the worker, each `flightdeck api` / `flightdeck worker`,
- * each in a process of its own, started from the same entry point as the start process (compiled or
- * through tsx) with the environment it is given.
+ * The child processes of `flightdeck start`: the database's preparation (`flightdeck prepare`, which
+ * ends once it has reported), then the worker (`flightdeck worker`), each started from the same entry
+ * point as the start process (compiled or through tsx) with the environment it is given. The API runs
+ * in the start process itself (cli/commands/start.ts).
  */
 
-export type Role = 'prepare' | 'api' | 'worker';
+export type Role = 'prepare' | 'worker';
 
 /**
  * What a role process tells `flightdeck start` once it serves, or, preparing, once it is done
  * (cli/commands/roleProcess.ts `reportReady`).
  */
 export type RoleReady =
-  | { role: 'prepare'; workspace: DefaultWorkspace }
-  | { role: 'api'; url: string; metricsUrl?: string; metricsOnApiPort: boolean }
-  | { role: 'worker'; metricsUrl?: string };
+  { role: 'prepare'; workspace: DefaultWorkspace } | { role: 'worker'; metricsUrl?: string };
 
 export interface RoleProcess<R extends Role> {
   pid: number;
@@ -31,7 +29,6 @@ export interface RoleProcess<R extends Role> {
 
 const NAMES: Record<Role, string> = {
   prepare: 'The database preparation',
-  api: 'The API',
   worker: 'The worker',
 };
 

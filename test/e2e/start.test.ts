@@ -10,8 +10,8 @@ import { harnessValue } from '../harness';
 import { eventually } from '../helpers/eventually';
 
 /**
- * `flightdeck start` as a user runs it: embedded PostgreSQL and Temporal, the API and the worker as
- * processes of their own (the worker and Temporal below the default CPU priority), default
+ * `flightdeck start` as a user runs it: embedded PostgreSQL and Temporal, the API in the start
+ * process and the worker in one of its own (the worker and Temporal below the default CPU priority), default
  * workspace and key, Ctrl-C leaving no process behind, data kept across restarts, a restart after
  * kill -9, and everything stopped (exit 1) when the worker dies.
  */
@@ -116,7 +116,7 @@ describe('flightdeck start (embedded stack)', () => {
     return [temporal, postgres].filter((pid): pid is number => pid !== undefined);
   }
 
-  /** The API's and the worker's processes, as the running start recorded them. */
+  /** The API's (the start process) and the worker's processes, as the running start recorded them. */
   function rolePids(): { api: number; worker: number } {
     const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'runtime.json'), 'utf8')) as {
       processes: { api: number; worker: number };
@@ -181,12 +181,12 @@ describe('flightdeck start (embedded stack)', () => {
     expect(processesUsing(dataDir)).toEqual([]);
   });
 
-  it('runs the API and the worker as processes of their own, the worker and Temporal at a lower priority, both on /metrics', async () => {
+  it('runs the API in the start process and the worker in its own, the worker and Temporal at a lower priority, both on /metrics', async () => {
     const banner = await start();
     const { api, worker } = rolePids();
     const [temporal, postgres] = serverPids();
-    expect(new Set([child!.pid, api, worker]).size).toBe(3);
-    expect(commandLine(api)).toMatch(/ api$/);
+    expect(api).toBe(child!.pid);
+    expect(worker).not.toBe(api);
     expect(commandLine(worker)).toMatch(/ worker$/);
     // Every thread: a priority lowered after start would have left the threads started before it.
     expect({ worker: niceness(worker), temporal: niceness(temporal!) }).toEqual({
@@ -194,8 +194,8 @@ describe('flightdeck start (embedded stack)', () => {
       temporal: [10],
     });
     expect({ api: niceness(api), postgres: niceness(postgres!) }).toEqual({ api: [0], postgres: [0] });
-    // Each role leads a session of its own; where the kernel shares the CPU between sessions first
-    // (autogroups), the background sessions are niced as well, and the API's is not.
+    // The worker and Temporal each lead a session of their own; where the kernel shares the CPU between
+    // sessions first (autogroups), the background sessions are niced as well, and the API's is not.
     if (fs.existsSync(`/proc/${api}/autogroup`)) {
       expect({
         api: autogroupNiceness(api),
@@ -204,7 +204,6 @@ describe('flightdeck start (embedded stack)', () => {
       }).toEqual({ api: 0, worker: 10, temporal: 10 });
     }
     expect(environment(worker).MALLOC_ARENA_MAX).toBe('2');
-    expect(environment(api).MALLOC_ARENA_MAX).toBe('2');
     // Fixed malloc thresholds for the worker's native threads only (worker/tuning.ts `workerMallocEnv`).
     expect({
       worker: [environment(worker).MALLOC_MMAP_THRESHOLD_, environment(worker).MALLOC_TRIM_THRESHOLD_],
@@ -251,7 +250,7 @@ describe('flightdeck start (embedded stack)', () => {
     expect(pids).toHaveLength(4);
     child!.kill('SIGKILL');
     await exited(child!);
-    // The guardian stops the orphaned servers, API and worker once its parent is gone.
+    // The guardian stops the orphaned servers and worker once its parent (and the API with it) is gone.
     await eventually(() => pids.every((pid) => !isAlive(pid)), {
       what: 'orphans to be stopped',
       timeoutMs: 45_000,
