@@ -16,6 +16,10 @@ const transformIgnorePatterns = [
   '/node_modules/(?!(@marcbachmann/cel-js|@seriousme/openapi-schema-validator)/)',
 ];
 
+// Relative imports name the compiled file (`./tracingProvider.js`, as Node resolves a dynamic import);
+// jest loads the TypeScript source.
+const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
+
 module.exports = {
   maxWorkers: 2,
   projects: [
@@ -24,6 +28,7 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       transformIgnorePatterns,
+      moduleNameMapper,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
     {
@@ -31,6 +36,7 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       transformIgnorePatterns,
+      moduleNameMapper,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
       globalSetup: '<rootDir>/test/globalSetup.ts',
       globalTeardown: '<rootDir>/test/globalTeardown.ts',

@@ -1,8 +1,3 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowSpans } from '../worker/tracing';
 import type { Config } from './config';
 
@@ -15,35 +10,13 @@ export interface Tracing {
 }
 
 /**
- * Registers a tracer provider whose spans go to `processor`, with an AsyncLocalStorage context
- * manager (so a span stays active across awaits) and the propagators of `OTEL_PROPAGATORS`
- * (default W3C trace context and baggage). Tests pass an in-memory processor.
+ * Tracing as configured: off (undefined, nothing registered, the OpenTelemetry API stays a no-op,
+ * and its SDK is never loaded: 4 MB of heap in each process) unless an OTLP endpoint is set; then
+ * spans are batched and sent over OTLP/HTTP (cli/tracingProvider.ts).
  */
-export function installTracing(serviceName: string, processor: SpanProcessor): Tracing {
-  const resource = Resource.default().merge(new Resource({ 'service.name': serviceName }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
-  return {
-    workflowSpans: { processor, resource },
-    async shutdown() {
-      await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
-    },
-  };
-}
-
-/**
- * Tracing as configured: off (undefined, nothing registered, the OpenTelemetry API stays a no-op)
- * unless an OTLP endpoint is set; then spans are batched and sent over OTLP/HTTP. The exporter
- * also reads the other `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, compression).
- */
-export function startTracing(config: Config, defaultServiceName: string): Tracing | undefined {
+export async function startTracing(config: Config, defaultServiceName: string): Promise<Tracing | undefined> {
   const { tracesUrl, serviceName } = config.tracing;
   if (!tracesUrl) return undefined;
-  return installTracing(
-    serviceName ?? defaultServiceName,
-    new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl })),
-  );
+  const { installOtlpTracing } = await import('./tracingProvider.js');
+  return installOtlpTracing(serviceName ?? defaultServiceName, tracesUrl);
 }

@@ -13,10 +13,21 @@ import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
 import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
 import { leaseWorkerTuning, rolloutWorkerTuning, workerTuning } from './tuning';
-import { activityTracing, tracingClientInterceptors, workflowSpanSinks, type WorkflowSpans } from './tracing';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { WorkflowSpans } from './tracing';
 import { bundleWorkflows, workflowSource, type WorkflowSource } from './workflowSource';
 import { startAuditRetention } from './auditRetention';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../domain/audit';
+
+/**
+ * The workflow interceptors' sink with tracing off. A traced bundle can reach a worker with tracing
+ * off (FLIGHTDECK_WORKFLOW_BUNDLE), so the sink always exists (the worker logs an error for every
+ * call to a missing sink); this one drops the spans.
+ */
+const DROPPED_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = {
+  exporter: { export: { fn: () => undefined } },
+};
 
 export interface WorkerRuntimeOptions {
   orm: Database;
@@ -67,10 +78,12 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   // With tracing on, the relay's starts and signals carry the trace to the workflows; with it off,
   // no tracing interceptor runs at all.
   const traced = options.workflowSpans !== undefined;
+  // The interceptors and the SDK's span classes load only with tracing on.
+  const tracing = traced ? await import('./tracing.js') : undefined;
   const client = new Client({
     connection,
     namespace: temporal.namespace,
-    ...(traced ? { interceptors: tracingClientInterceptors() } : {}),
+    ...(tracing ? { interceptors: tracing.tracingClientInterceptors() } : {}),
   });
   const given = options.workflows ?? workflowSource(traced);
   // One bundle for both workers (bundling takes seconds).
@@ -89,9 +102,9 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       taskQueue,
       activities,
       interceptors: {
-        activity: traced ? [activityTracing, activityHeartbeats] : [activityHeartbeats],
+        activity: tracing ? [tracing.activityTracing, activityHeartbeats] : [activityHeartbeats],
       },
-      sinks: workflowSpanSinks(options.workflowSpans),
+      sinks: tracing ? tracing.workflowSpanSinks(options.workflowSpans!) : DROPPED_WORKFLOW_SPANS,
       ...source,
       ...tuning,
     });

@@ -1,5 +1,5 @@
-import { Resource } from '@opentelemetry/resources';
-import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -10,9 +10,9 @@ import type { ClientInterceptors } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 
 /**
- * Tracing across Temporal with the SDK's OpenTelemetry interceptors. Every interceptor uses the
- * global tracer provider, so with tracing off (none registered) they make no-op spans and carry
- * no headers. Workflow spans are made inside the workflow sandbox and leave it through a sink.
+ * Tracing across Temporal with the SDK's OpenTelemetry interceptors, loaded by the worker only with
+ * tracing on (worker/runtime.ts). Workflow spans are made inside the workflow sandbox and leave it
+ * through a sink.
  */
 
 /** Where workflow spans go: the span processor and resource of the process's tracer provider. */
@@ -31,16 +31,7 @@ export const activityTracing: ActivityInterceptorsFactory = (context) => ({
   inbound: new OpenTelemetryActivityInboundInterceptor(context),
 });
 
-/**
- * The sink the workflow interceptors export through. A traced bundle can reach a worker with
- * tracing off (FLIGHTDECK_WORKFLOW_BUNDLE), so the sink always exists (the worker logs an error
- * for every call to a missing sink); with tracing off it drops the spans.
- */
-export function workflowSpanSinks(spans?: WorkflowSpans): InjectedSinks<OpenTelemetrySinks> {
-  return {
-    exporter: makeWorkflowExporter(
-      spans?.processor ?? new NoopSpanProcessor(),
-      spans?.resource ?? new Resource({}),
-    ),
-  };
+/** The sink the workflow interceptors export through, into the process's span processor. */
+export function workflowSpanSinks(spans: WorkflowSpans): InjectedSinks<OpenTelemetrySinks> {
+  return { exporter: makeWorkflowExporter(spans.processor, spans.resource) };
 }

@@ -22,13 +22,14 @@ export const WORKFLOW_TASK_POLLS = 10;
 export const CACHED_WORKFLOW_KB = 350;
 /**
  * The workflow cache's share of a worker's memory, unless FLIGHTDECK_WORKER_CACHE_MB says
- * otherwise: 187 workflows. A release evicted while it waits for its job is rebuilt from its six
- * history events when woken, so a larger cache buys little: at 10,000 targets, 200 MB instead of
- * 100 MB raised the worker's peak from 696 to 848 MB and `flightdeck start`'s idle RSS from 303 to
- * 698 MB, and made the fan-out no faster (bench/fanout, runs on two days); 64 instead of 100 took
- * the worker's idle RSS after bench/pull from 436 to 382 MB, claims and fan-outs no slower.
+ * otherwise: the floor, as many workflows as task slots (50). A release evicted while it waits for
+ * its job is rebuilt from its six history events when woken, so a larger cache buys little: at
+ * 10,000 targets, 200 MB instead of 100 MB raised the worker's peak from 696 to 848 MB and `flightdeck
+ * start`'s idle RSS from 303 to 698 MB, and made the fan-out no faster (bench/fanout, runs on two
+ * days); 64 instead of 100 took the worker's idle RSS after bench/pull from 436 to 382 MB, and 16
+ * instead of 64 from 313 to 289 MB (quick runs back to back), claims, fan-outs and drain no slower.
  */
-export const DEFAULT_WORKFLOW_CACHE_MB = 64;
+export const DEFAULT_WORKFLOW_CACHE_MB = 16;
 
 /**
  * The worker's V8 heap, as `flightdeck start` runs it (FLIGHTDECK_WORKER_HEAP_MB). Left to itself V8

@@ -33,7 +33,7 @@ export async function serveApi(
   logger: Logger,
 ): Promise<{ ready: ApiReady; close(): Promise<void> }> {
   const { databaseUrl, temporalAddress } = requiredAddresses(config);
-  const tracing = startTracing(config, 'flightdeck-api');
+  const tracing = await startTracing(config, 'flightdeck-api');
   const { orm, secrets, close: closeDatabase } = await openRoleDatabase(config, databaseUrl, logger);
   let api: ApiService;
   try {

@@ -88,7 +88,8 @@ export async function startCommand(config: Config): Promise<void> {
     stack.push({ name: 'worker', stop: worker.stop });
     guardian.watch({ pid: worker.pid, graceMs: WORKER_GRACE_MS });
     const api = (await apiModule).serveApi(apiConfig(config, where), logger);
-    stack.push({ name: 'API', stop: async () => (await api).close() });
+    // An API that failed to start has nothing to close; its error is the start's.
+    stack.push({ name: 'API', stop: async () => (await api.catch(() => undefined))?.close() });
 
     const serving = await Promise.race([Promise.all([api, worker.ready]), stopSignal]);
     if (typeof serving === 'string') {

@@ -17,7 +17,7 @@ export async function workerCommand(config: Config): Promise<void> {
     config.worker.metricsListener ? () => freePort() : undefined,
   );
   const metrics = await startWorkerMetrics({ config, logger, temporalSdkUrl });
-  const tracing = startTracing(config, 'flightdeck-worker');
+  const tracing = await startTracing(config, 'flightdeck-worker');
   const { orm, secrets, close: closeDatabase } = await openRoleDatabase(config, databaseUrl, logger);
   const worker = await startWorkerService({
     config,

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { installTracing, type Tracing } from '../../cli/tracing';
+import type { Tracing } from '../../cli/tracing';
+import { installTracing } from '../../cli/tracingProvider';
 import { eventually } from '../helpers/eventually';
 import { recordsApi } from '../helpers/orchestration';
 import { startTestStack, type TestStack } from '../helpers/stack';

@@ -3,7 +3,8 @@ import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { loadConfig } from '../../cli/config';
 import { createLogger } from '../../cli/logger';
-import { installTracing, startTracing, type Tracing } from '../../cli/tracing';
+import { startTracing, type Tracing } from '../../cli/tracing';
+import { installTracing } from '../../cli/tracingProvider';
 import { outboxTraceContext } from '../../db/outbox';
 
 /** A logger from the processes' factory whose lines land in an array. */
@@ -19,10 +20,24 @@ function capture() {
 }
 
 describe('tracing configuration', () => {
-  it('is off unless an OTLP endpoint is set', () => {
+  it('is off unless an OTLP endpoint is set', async () => {
     const config = loadConfig({});
     expect(config.tracing).toEqual({ tracesUrl: undefined, serviceName: undefined });
-    expect(startTracing(config, 'flightdeck-api')).toBeUndefined();
+    expect(await startTracing(config, 'flightdeck-api')).toBeUndefined();
+  });
+
+  it('loads the SDK and registers a tracer provider once an endpoint is set', async () => {
+    const tracing = await startTracing(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }),
+      'flightdeck-api',
+    );
+    try {
+      expect(tracing).toBeDefined();
+      // Left open, the span is never exported.
+      expect(trace.getTracer('test').startSpan('work').spanContext().traceId).not.toBe('0'.repeat(32));
+    } finally {
+      await tracing?.shutdown();
+    }
   });
 
   it('sends traces to v1/traces under the general endpoint, or to the traces endpoint as given', () => {
