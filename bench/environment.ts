@@ -122,11 +122,6 @@ export function buildOnce(): void {
  */
 const AS_USERS_RUN = { MALLOC_ARENA_MAX: '2' };
 
-/**
- * Runs `flightdeck <args>` from dist/ with the given environment (added to this process's).
- * BENCH_NODE_FLAGS are node flags for it, and so for the API and worker `start` runs with its own
- * flags (`--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each process, written as it exits).
- */
 /** What this bench started and has not seen exit, for a Ctrl-C to stop (`forwardStops`). */
 const running = new Set<ChildProcess>();
 let stopsForwarded = false;
@@ -146,6 +141,11 @@ function forwardStops(): void {
   process.once('SIGTERM', stopAll);
 }
 
+/**
+ * Runs `flightdeck <args>` from dist/ with the given environment (added to this process's).
+ * BENCH_NODE_FLAGS are node flags for it, and so for the API and worker `start` runs with its own
+ * flags (`--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each process, written as it exits).
+ */
 function spawnFlightdeck(args: string[], env: NodeJS.ProcessEnv): FlightdeckProcess {
   buildOnce();
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
@@ -254,8 +254,10 @@ function postgresProbe(postmaster: number): MemoryProbe {
   return { now, peak: () => largest };
 }
 
-/** The processes of `flightdeck start` by role: itself, the API, the worker, Temporal, PostgreSQL. */
-/** `api` is the start process itself, which serves the API (cli/commands/start.ts). */
+/**
+ * The processes of `flightdeck start` by role: the API (the start process itself, which serves it:
+ * cli/commands/start.ts), the worker, Temporal, PostgreSQL.
+ */
 export type StackRole = 'api' | 'worker' | 'temporal' | 'postgres';
 
 export interface FlightdeckStack {

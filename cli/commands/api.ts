@@ -7,7 +7,6 @@ import { openRoleDatabase, requiredAddresses, untilSignal } from './roleProcess'
 
 /** `flightdeck api`: the HTTP API only. */
 export async function apiCommand(config: Config): Promise<void> {
-  requiredAddresses(config);
   // From the first moment: a stop asked for during start-up is a clean stop once it is done.
   const stopSignal = untilSignal();
   const logger = createLogger(config.logLevel);

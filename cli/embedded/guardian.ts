@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
 
 /**
  * A watchdog for child servers (of `flightdeck start`, and of the test harness). It runs in its own
@@ -9,7 +10,7 @@ import { spawn } from 'node:child_process';
  *
  * It is a POSIX shell script rather than a second Node.js process: it waits, almost always for
  * nothing, beside every stack, and a shell does that in 1–2 MB where Node.js takes 40 MB
- * (ARCHITECTURE.md, "One command").
+ * (ARCHITECTURE.md, "The processes of `flightdeck start`").
  */
 
 export interface Guarded {
@@ -70,10 +71,11 @@ export function startGuardian(): Guardian {
     stdio: ['pipe', 'ignore', 'ignore'],
   });
   child.unref();
-  const input = child.stdin!;
+  // A pipe to a child is a socket: unreferenced, it keeps no parent alive.
+  const input = child.stdin as Socket;
   // A guardian that is gone (released, or killed by someone) must not take its parent with it.
   input.on('error', () => undefined);
-  (input as unknown as { unref?: () => void }).unref?.();
+  input.unref();
   const send = (line: string) => {
     if (!input.destroyed && input.writable) input.write(`${line}\n`);
   };
