@@ -294,9 +294,14 @@ function environment(pid: number): Record<string, string> {
   );
 }
 
-/** The niceness of the autogroup a process's session has (`/autogroup-<n> nice <value>`). */
+/**
+ * The niceness of the autogroup a process's session has (`/autogroup-<n> nice <value>`). A session
+ * that never left init's (a runner started by a container's first process) reads empty: it is in the
+ * root group, at the default weight.
+ */
 function autogroupNiceness(pid: number): number {
-  return Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))?.[1]);
+  const group = fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8');
+  return group.trim() === '' ? 0 : Number(/nice (-?\d+)/.exec(group)?.[1]);
 }
 
 /** The distinct niceness values of a process's threads (field 19 of /proc/<pid>/task/<tid>/stat). */
