@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor/releaseFanout';
 import type { SecretBox } from '../db/secrets';
+import { refreshStaleStatistics } from '../db/plannerStatistics';
 import type { PendingTargetsResult, VersionBatchesResult } from '../workflows/activityResults';
 
 export interface RolloutActivityDeps {
@@ -42,6 +43,7 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
       forMs?: number;
     }): Promise<VersionBatchesResult> {
       const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
+      await refreshStaleStatistics(fork());
       let after = input.after;
       let created = 0;
       do {
@@ -69,6 +71,7 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
       forMs?: number;
     }): Promise<PendingTargetsResult> {
       const until = Date.now() + (input.forMs ?? BATCHES_FOR_MS);
+      await refreshStaleStatistics(fork());
       let created = 0;
       let more: boolean;
       do {
