@@ -8,9 +8,12 @@ import net from 'node:net';
  * metrics, push agents' services) goes through an `Egress` built from it. By default it refuses loopback,
  * link-local (cloud metadata endpoints), private, carrier-grade NAT, multicast and unspecified
  * addresses; `FLIGHTDECK_EGRESS_ALLOW` lifts that for the CIDRs, addresses and host patterns it
- * names, `FLIGHTDECK_EGRESS_DENY` refuses more (and wins over allow). The address checked is the one
- * connected to, after DNS (a name that resolves to a refused address is refused: no rebinding), and
- * redirects are never followed, so no answer can lead a request somewhere the policy refuses.
+ * names, `FLIGHTDECK_EGRESS_DENY` refuses more (and wins over allow). Webhooks have a policy of their
+ * own (activities/index.ts): `FLIGHTDECK_WEBHOOK_EGRESS_ALLOW` instead of the agents' allow-list, the
+ * same deny-list, so opening a private range to an agent's service never opens it to every
+ * workspace's webhooks. The address checked is the one connected to, after DNS (a name that
+ * resolves to a refused address is refused: no rebinding), and redirects are never followed, so no
+ * answer can lead a request somewhere the policy refuses.
  */
 export interface EgressPolicy {
   allow: readonly string[];

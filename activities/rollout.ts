@@ -18,8 +18,8 @@ export interface RolloutActivityDeps {
 const BATCHES_FOR_MS = 20_000;
 
 /**
- * Transactions a version's batch runs side by side (engine/executor/releaseFanout.ts); a single batch
- * (`forMs` 0: the first, in the workflow task that starts the rollout) is one, so the first jobs come soonest.
+ * Transactions a version's batch runs side by side (engine/executor/releaseFanout.ts); the rollout's
+ * first batch (no cursor yet) runs alone, so the first jobs come soonest.
  */
 const VERSION_LANES = 2;
 
@@ -33,7 +33,7 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
   const fork = () => orm.em.fork() as EntityManager;
   return {
     /**
-     * Batches of a version's rollout from the cursor `after`, for up to 20 s (`forMs`: 0 takes one
+     * Batches of a version's rollout from the cursor `after`, for up to 20 s (or `forMs`: 0 takes one
      * batch); returns the cursor of the next batch, if there is one.
      */
     async rollOutVersionBatches(input: {
@@ -53,7 +53,7 @@ export function createRolloutActivities({ orm, secrets }: RolloutActivityDeps) {
           input.versionId,
           after,
           input.batchSize,
-          input.forMs === 0 ? 1 : VERSION_LANES,
+          after === undefined ? 1 : VERSION_LANES,
         );
         created += result.created;
         after = result.next;

@@ -15,7 +15,7 @@ import { createHttpMetrics } from './middleware/metrics';
 import { problemMiddleware } from './middleware/problem';
 import { requestContext } from './middleware/requestContext';
 import { tracing } from './middleware/tracing';
-import { assertSecureForPull, type TransportPolicy } from './middleware/transport';
+import { assertSecureForPull, requestTransport, type TransportPolicy } from './middleware/transport';
 import { API_PREFIXES, buildOpenApiDocument } from './openapi';
 import type { AppState, Route } from './route';
 import { deploymentPlanRoutes } from './routes/deploymentPlans';
@@ -48,6 +48,7 @@ import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
 import type { RegoEngine } from '../domain/planValidation';
 import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
+import { DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE } from '../db/webhookAdmissions';
 import { domainEvents, registerStateGauges, STATE_READ_INTERVAL_MS } from '../engine/metrics';
 import { metricsListenerApp } from './metricsListener';
 import { processMetrics, prometheusText, scrapeMetrics } from './metricsScrape';
@@ -86,6 +87,8 @@ export interface AppDeps {
   decorateStores?: (stores: Stores) => Stores;
   /** A policy skip's default and longest life (domain/policySkips.ts defaults when absent). */
   policySkips?: SkipLifetimes;
+  /** Webhook deliveries a workspace may start per minute: redeliveries past it answer 429. */
+  webhookDeliveriesPerMinute?: number;
 }
 
 export interface FlightdeckApp {
@@ -151,14 +154,7 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
   for (const path of [route.path, ...route.aliases]) {
     router[route.method](routerPath(path), async (ctx) => {
       if (route.pull) {
-        assertSecureForPull(
-          {
-            encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
-            remoteAddress: ctx.req.socket.remoteAddress,
-            headers: ctx.req.headers,
-          },
-          deps.transport,
-        );
+        assertSecureForPull(requestTransport(ctx.req), deps.transport);
       }
       await authenticate(ctx, route.auth, deps.adminToken);
       if (readBody) await readBody(ctx, () => route.run(ctx));
@@ -187,6 +183,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
       deps.secrets,
       deps.rego,
       deps.policySkips ?? DEFAULT_SKIP_LIFETIMES,
+      deps.webhookDeliveriesPerMinute ?? DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE,
       ctx.state.origin,
     );
     ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
@@ -217,7 +214,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const scrapeTokens = [deps.metrics?.token, deps.adminToken].filter((token) => token !== undefined);
   app.use(root.routes()).use(root.allowedMethods({ throw: true }));
   app.use(docs.routes()).use(docs.allowedMethods({ throw: true }));
-  const ui = uiRouter({ temporalUi: deps.temporalUi });
+  const ui = uiRouter({ temporalUi: deps.temporalUi }, deps.transport.trustedProxies);
   app.use(ui.routes()).use(ui.allowedMethods({ throw: true }));
   if (scrapeTokens.length > 0) {
     const behindToken = metricsRouter(scrape, scrapeTokens);

@@ -10,7 +10,7 @@ import { WorkspaceStore } from '../db/stores/workspaces';
 import { percentile, round } from './environment';
 
 /**
- * The rollout board's board.json at the size of a real workspace (issue 26): BENCH_BOARD_DEPLOYMENTS
+ * The rollout board's board.json at the size of a real workspace: BENCH_BOARD_DEPLOYMENTS
  * (52) deployments × BENCH_BOARD_ENVIRONMENTS (55) environments, BENCH_BOARD_RESOURCES (20) resources
  * in each environment and every deployment on each (57,200 release targets), three versions per
  * deployment: the first succeeded everywhere, the second on 95% of the targets (5% failed), the
@@ -18,7 +18,7 @@ import { percentile, round } from './environment';
  * not released on 10%. The records are written set-based in SQL (no Temporal: the board only reads).
  * Measured over HTTP, one request at a time, BENCH_BOARD_REQUESTS (50) each: the whole board, one
  * system's deployments, one environment, a search, and a deployment's page. Goal: board.json p99
- * ≤ 200 ms.
+ * ≤ 200 ms (README "The rollout board").
  */
 const DEPLOYMENTS = Number(process.env.BENCH_BOARD_DEPLOYMENTS ?? 52);
 const ENVIRONMENTS = Number(process.env.BENCH_BOARD_ENVIRONMENTS ?? 55);

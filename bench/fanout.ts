@@ -22,13 +22,23 @@ import {
   round,
   spawnRole,
   startFlightdeckStack,
+  type FlightdeckStack,
   waitFor,
   waitForServices,
   workspaceApi,
 } from './environment';
+import { summarize, type Figures } from './lanes';
 
 /**
- * A version becoming ready on 100, 1,000 and 10,000 release targets (BENCH_FANOUT_SIZES), with
+ * First, the sequence a platform team runs, on the stack `npm start` runs: an inventory sync of
+ * 1,000 resources through the API, 8 upserts at a time (each a new target of a deployment already
+ * running a version, so each gets a release and a job), then a ready version of another deployment
+ * that takes them all; from the version request, the first and the last job queued. Each run on a fresh
+ * `flightdeck start` (everything embedded, its own data), five runs, printed as medians with every
+ * run's value (BENCH_FANOUT_SEQUENCE_RUNS, BENCH_FANOUT_SEQUENCE_TARGETS; BENCH_FANOUT_ONLY=sequence
+ * measures only this, for an A/B against another checkout).
+ *
+ * Then a version becoming ready on 100, 1,000 and 10,000 release targets (BENCH_FANOUT_SIZES), with
  * pull agents, measured on the stack users run:
  * - on the README's default, the dev server persisting to its SQLite file exactly as `flightdeck
  *   start` configures it, and on an in-memory dev server (BENCH_FANOUT_SERVERS=embedded,memory);
@@ -51,6 +61,11 @@ const SERVERS = (process.env.BENCH_FANOUT_SERVERS ?? 'embedded,memory').split(',
 )[];
 const BURST = Number(process.env.BENCH_FANOUT_BURST ?? 1_000);
 const START_RUN = process.env.BENCH_FANOUT_START !== '0';
+const SEQUENCE_RUNS = Number(process.env.BENCH_FANOUT_SEQUENCE_RUNS ?? 5);
+const SEQUENCE_TARGETS = Number(process.env.BENCH_FANOUT_SEQUENCE_TARGETS ?? 1_000);
+/** Upserts in flight during the sync, as a provider's sync job sends them. */
+const SEQUENCE_UPSERTS_IN_FLIGHT = 8;
+const ONLY_SEQUENCE = process.env.BENCH_FANOUT_ONLY === 'sequence';
 const TASK_QUEUE = 'bench-fanout';
 const FLOOR_QUEUE = 'bench-fanout-floor';
 /** As many starts in flight as the relay's lane has (worker/outboxRelay.ts). */
@@ -62,10 +77,73 @@ type Call = ReturnType<typeof workspaceApi>;
 type Query = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
 export async function run(): Promise<Record<string, unknown>> {
+  const sequence = await measureSequence();
+  if (ONLY_SEQUENCE) return { sequence };
   const servers: Record<string, unknown> = {};
   for (const server of SERVERS) servers[server] = await onServer(server);
   const maxSize = Math.max(...SIZES);
-  return { servers, ...(START_RUN ? { start: await onFlightdeckStart(maxSize) } : {}) };
+  return { sequence, servers, ...(START_RUN ? { start: await onFlightdeckStart(maxSize) } : {}) };
+}
+
+/** The sync-then-ship sequence, each run on a fresh `flightdeck start`: medians and every run. */
+async function measureSequence() {
+  const runs: Figures[] = [];
+  for (let n = 0; n < SEQUENCE_RUNS; n++) runs.push(await sequenceOnFreshStack());
+  return {
+    targets: SEQUENCE_TARGETS,
+    upsertsInFlight: SEQUENCE_UPSERTS_IN_FLIGHT,
+    ...summarize(runs),
+  };
+}
+
+/**
+ * `work` on a fresh `flightdeck start` (everything embedded, its own data): with a handle on its
+ * database, its workspace's API and a pull agent named `puller`; stopped after.
+ */
+async function onFreshStart<T>(
+  work: (on: { stack: FlightdeckStack; fork: () => EntityManager; query: Query; call: Call }) => Promise<T>,
+): Promise<T> {
+  const stack = await startFlightdeckStack();
+  let orm: Database | undefined;
+  try {
+    orm = await openDatabase({ url: stack.databaseUrl, poolMax: 2 });
+    const fork = () => orm!.em.fork() as EntityManager;
+    const query: Query = (sql, params = []) => fork().execute(sql, params);
+    const call = workspaceApi(stack.apiUrl, stack.workspaceId, stack.apiKey);
+    await call('PUT', `/job-agents/${newId()}`, { name: 'puller', type: 'http-pull', config: {} });
+    return await work({ stack, fork, query, call });
+  } finally {
+    await orm?.close();
+    await stack.stop();
+  }
+}
+
+function sequenceOnFreshStack(): Promise<Figures> {
+  return onFreshStart(async ({ query, call }) => {
+    const system = await call('POST', '/systems', { name: 'inventory' });
+    const lane = laneBuilder(call, system.id);
+    // A deployment already running a version takes every synced resource (a release and a job each).
+    const running = await lane('inventory');
+    await call('POST', `/deployments/${running.id}/versions`, { tag: '0.9.0' });
+    const shipped = await lane.deployment('inventory-next', 'inventory');
+    const syncStarted = performance.now();
+    await inParallel(SEQUENCE_TARGETS, SEQUENCE_UPSERTS_IN_FLIGHT, async (n) => {
+      await call('PUT', `/resources/identifier/inventory-${n}`, {
+        name: `inventory-${n}`,
+        version: 'v1',
+        kind: 'service',
+        metadata: { lane: 'inventory' },
+      });
+    });
+    const syncSeconds = round((performance.now() - syncStarted) / 1000);
+    const { figures } = await measureFanout(call, query, shipped.id, SEQUENCE_TARGETS);
+    return {
+      syncSeconds,
+      firstQueuedSeconds: figures.firstQueuedSeconds,
+      lastQueuedSeconds: figures.lastQueuedSeconds,
+      workflowsStartedSeconds: figures.workflowsStartedSeconds,
+    };
+  });
 }
 
 /** The sizes, the burst and the floors on one dev server, with the API and the worker as their own processes. */
@@ -105,7 +183,7 @@ async function onServer(server: 'embedded' | 'memory') {
         await lockWorkspaceTargets(em, workspace.id);
         await syncReleaseTargets(em, workspace.id, { deploymentIds: [deployment.id] });
       });
-      const fanout = await measureFanout(call, query, client, deployment.id, size);
+      const fanout = await measureFanout(call, query, deployment.id, size);
       const histories = await readHistories(
         client,
         query,
@@ -208,7 +286,7 @@ async function count(query: Query, sql: string, params: unknown[] = []): Promise
  * The version request, then the first and last job queued (their creation times, by the database,
  * against the request's start) and the moment every release's workflow has been started.
  */
-async function measureFanout(call: Call, query: Query, client: Client, deploymentId: string, size: number) {
+async function measureFanout(call: Call, query: Query, deploymentId: string, size: number) {
   const requested = Date.now();
   const version = await call('POST', `/deployments/${deploymentId}/versions`, { tag: '1.0.0' });
   let workflowsStartedMs = 0;
@@ -347,7 +425,7 @@ async function measureBurst(
     });
   });
   const upsertSeconds = (performance.now() - upsertsStarted) / 1000;
-  const fanout = await measureFanout(call, query, client, fresh.id, BURST);
+  const fanout = await measureFanout(call, query, fresh.id, BURST);
   await waitFor(
     async () =>
       (await count(
@@ -410,15 +488,8 @@ async function startFloorWorker(connection: NativeConnection) {
  * its own, the API and the worker as its child processes): a fan-out to `size` targets, then the
  * memory of each of its processes at its peak and once idle.
  */
-async function onFlightdeckStart(size: number) {
-  const stack = await startFlightdeckStack();
-  let orm: Database | undefined;
-  try {
-    orm = await openDatabase({ url: stack.databaseUrl, poolMax: 2 });
-    const fork = () => orm!.em.fork() as EntityManager;
-    const query: Query = (sql, params = []) => fork().execute(sql, params);
-    const call = workspaceApi(stack.apiUrl, stack.workspaceId, stack.apiKey);
-    await call('PUT', `/job-agents/${newId()}`, { name: 'puller', type: 'http-pull', config: {} });
+function onFlightdeckStart(size: number) {
+  return onFreshStart(async ({ stack, fork, query, call }) => {
     const system = await call('POST', '/systems', { name: 'fan-out' });
     const deployment = await laneBuilder(call, system.id)(`start-${size}`);
     await insertResources(query, stack.workspaceId, deployment.label, size);
@@ -426,10 +497,7 @@ async function onFlightdeckStart(size: number) {
       await lockWorkspaceTargets(em, stack.workspaceId);
       await syncReleaseTargets(em, stack.workspaceId, { deploymentIds: [deployment.id] });
     });
-    const client = new Client({
-      connection: await NativeConnection.connect({ address: stack.temporalAddress }),
-    });
-    const fanout = await measureFanout(call, query, client, deployment.id, size);
+    const fanout = await measureFanout(call, query, deployment.id, size);
     const peakRssMb = stack.memoryPeak();
     // Idle: nothing left to relay, and a minute for the worker's caches and the heap to settle.
     await waitFor(
@@ -437,10 +505,6 @@ async function onFlightdeckStart(size: number) {
       'a quiet outbox',
     );
     await new Promise((resolve) => setTimeout(resolve, 60_000));
-    await client.connection.close();
     return { targets: size, ...fanout.figures, peakRssMb, idleRssMb: stack.memoryNow() };
-  } finally {
-    await orm?.close();
-    await stack.stop();
-  }
+  });
 }

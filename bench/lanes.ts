@@ -20,6 +20,29 @@ import { newId } from '../db/ids';
 export type Call = ReturnType<typeof workspaceApi>;
 export type Figures = { [name: string]: number | Figures };
 
+/** A figure's value in every run, and their median. */
+export interface Repeated {
+  median: number;
+  runs: number[];
+}
+
+export type Summary = { [name: string]: Repeated | Summary };
+
+/** Each figure of the runs: its value in every run and their median. */
+export function summarize(runs: Figures[]): Summary {
+  const summary: Summary = {};
+  for (const [name, first] of Object.entries(runs[0]!)) {
+    if (typeof first === 'number') {
+      const values = runs.map((figures) => figures[name] as number);
+      const sorted = [...values].sort((a, b) => a - b);
+      summary[name] = { median: sorted[Math.floor((sorted.length - 1) / 2)]!, runs: values };
+    } else {
+      summary[name] = summarize(runs.map((figures) => figures[name] as Figures));
+    }
+  }
+  return summary;
+}
+
 export interface DeploymentSpec {
   name: string;
   /** Targets: the lane's first `size` resources. */

@@ -22,6 +22,7 @@ import {
   type Claimed,
   type Call,
   type Figures,
+  summarize,
   type Lane,
   type LaneDeployment,
 } from './lanes';
@@ -71,14 +72,6 @@ const CLAIMS_TIMEOUT_MS = 600_000;
 function sizes(list: string): number[] {
   return list.split(',').map((size) => Number(size.trim()));
 }
-
-/** A figure's value in every run, and their median. */
-interface Repeated {
-  median: number;
-  runs: number[];
-}
-
-type Summary = { [name: string]: Repeated | Summary };
 
 export async function run(): Promise<Record<string, unknown>> {
   const stack = await startFlightdeckStack();
@@ -393,19 +386,4 @@ async function measureHealthz(stack: FlightdeckStack, call: Call, query: Query, 
     p99Ms: round(percentile(latencies, 99)),
     maxMs: round(latencies.at(-1) ?? 0),
   };
-}
-
-/** Each figure of the runs: its value in every run and their median. */
-function summarize(runs: Figures[]): Summary {
-  const summary: Summary = {};
-  for (const [name, first] of Object.entries(runs[0]!)) {
-    if (typeof first === 'number') {
-      const values = runs.map((figures) => figures[name] as number);
-      const sorted = [...values].sort((a, b) => a - b);
-      summary[name] = { median: sorted[Math.floor((sorted.length - 1) / 2)]!, runs: values };
-    } else {
-      summary[name] = summarize(runs.map((figures) => figures[name] as Figures));
-    }
-  }
-  return summary;
 }

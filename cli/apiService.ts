@@ -56,6 +56,7 @@ export async function startApiService(options: {
       : {}),
     decorateStores: storesWithFaults(config.api.faults),
     policySkips: config.api.policySkips,
+    webhookDeliveriesPerMinute: config.webhooks.deliveriesPerMinute,
     version: flightdeckVersion(),
     readiness: {
       postgres: () => pingDatabase(orm),

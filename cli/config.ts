@@ -8,6 +8,7 @@ import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tun
 import { DEFAULT_TEMPORAL_MEMORY_LIMIT_MB } from './embedded/temporalMemory';
 import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../domain/audit';
+import { DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE } from '../db/webhookAdmissions';
 
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
@@ -32,7 +33,7 @@ const commaList = () =>
         .filter(Boolean),
     );
 
-/** CIDRs, addresses and host patterns of the worker's egress policy (activities/egress.ts). */
+/** CIDRs, addresses and host patterns of the worker's egress policies (activities/egress.ts). */
 const egressList = () =>
   commaList().superRefine((entries, ctx) => {
     for (const entry of entries) {
@@ -84,6 +85,14 @@ const envSchema = z.object({
   FLIGHTDECK_INSECURE_PULL: z.stringbool().default(false),
   FLIGHTDECK_EGRESS_ALLOW: egressList(),
   FLIGHTDECK_EGRESS_DENY: egressList(),
+  // Webhooks' own allow-list: FLIGHTDECK_EGRESS_ALLOW never applies to them.
+  FLIGHTDECK_WEBHOOK_EGRESS_ALLOW: egressList(),
+  FLIGHTDECK_WEBHOOK_DELIVERIES_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE),
   FLIGHTDECK_FAULT_INJECTION: commaList()
     .pipe(z.array(z.enum(FAULTS, { error: `must name faults among ${FAULTS.join(', ')}` })))
     .transform((names): Faults => new Set(names)),
@@ -194,6 +203,12 @@ export interface Config {
   };
   /** Where the worker may send requests on a caller's behalf (activities/egress.ts). */
   egress: EgressPolicy;
+  webhooks: {
+    /** Where webhook deliveries may go: their own allow-list, the deny-list of `egress`. */
+    egress: EgressPolicy;
+    /** Deliveries (and redeliveries) a workspace may start per minute (db/webhookAdmissions.ts). */
+    deliveriesPerMinute: number;
+  };
   /** Days the audit trail and the webhook delivery log are kept. */
   auditRetentionDays: number;
   worker: {
@@ -300,6 +315,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddedMemoryMb: e.FLIGHTDECK_EMBEDDED_TEMPORAL_MEMORY_MB,
     },
     egress: { allow: e.FLIGHTDECK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
+    webhooks: {
+      egress: { allow: e.FLIGHTDECK_WEBHOOK_EGRESS_ALLOW, deny: e.FLIGHTDECK_EGRESS_DENY },
+      deliveriesPerMinute: e.FLIGHTDECK_WEBHOOK_DELIVERIES_PER_MINUTE,
+    },
     auditRetentionDays: e.FLIGHTDECK_AUDIT_RETENTION_DAYS,
     worker: {
       heapMb: e.FLIGHTDECK_WORKER_HEAP_MB,

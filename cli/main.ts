@@ -9,6 +9,7 @@ import type { DecisionOptions } from './commands/approve';
 import type { TemporalServerCommandOptions } from './commands/temporalServer';
 import { withWorkspaceConnection, type WorkspaceConnectionOptions } from './commands/workspaceConnection';
 import { ConfigError, loadConfig, type Config } from './config';
+import { printable } from './terminalText';
 import { flightdeckVersion } from './version';
 
 /**
@@ -35,7 +36,7 @@ function withConfig<A extends unknown[]>(action: (config: Config, ...args: A) =>
       await action(loadConfig(), ...args);
     } catch (error) {
       const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
-      process.stderr.write(`flightdeck: ${message}\n`);
+      process.stderr.write(`flightdeck: ${printable(message)}\n`);
       process.exitCode = 1;
     }
   };
@@ -157,7 +158,7 @@ program
     try {
       await (await import('./commands/agent.js')).runAgentCommand(options);
     } catch (error) {
-      process.stderr.write(`flightdeck agent: ${(error as Error).message}\n`);
+      process.stderr.write(`flightdeck agent: ${printable((error as Error).message)}\n`);
       process.exitCode = 1;
     }
   });

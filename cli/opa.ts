@@ -1,10 +1,11 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UnavailableError } from '../domain/errors';
 import { regoPackage, type RegoEngine, type RegoSession } from '../domain/planValidation';
 import { FairSlots } from '../domain/fairSlots';
+import type { BoundedProcessOutcome } from './boundedProcess';
+import { ProcessLauncher } from './processLauncher';
 import { findOnPath, isExecutable, run, temporalCacheDir } from './temporalCli';
 
 /**
@@ -19,14 +20,6 @@ import { findOnPath, isExecutable, run, temporalCacheDir } from './temporalCli';
 export const OPA_VERSION = 'v1.22.2';
 /** Niceness of `opa` processes: below the API's and the worker's, so their requests win the CPU. */
 const OPA_NICENESS = 10;
-
-function lowerPriority(pid: number): void {
-  try {
-    os.setPriority(pid, OPA_NICENESS);
-  } catch {
-    // The process has already ended.
-  }
-}
 
 const OPA_MODULE = 'github.com/open-policy-agent/opa';
 
@@ -141,10 +134,7 @@ export const OPA_LIMITS: OpaLimits = {
 const ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 const OUTPUT_LIMIT = 1024 * 1024;
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Outcome extends Omit<BoundedProcessOutcome, 'stopped'> {
   /** The process was stopped: it ran past this limit. */
   stopped?: 'process' | 'budget';
 }
@@ -180,6 +170,7 @@ export class OpaEngine implements RegoEngine {
   private capabilities: Promise<string> | undefined;
   private readonly slots: FairSlots;
   private readonly prlimit = findOnPath('prlimit', process.env);
+  private readonly launcher = new ProcessLauncher();
 
   constructor(
     private readonly binary: string | undefined,
@@ -329,37 +320,17 @@ export class OpaEngine implements RegoEngine {
     const [command, commandArgs] = this.prlimit
       ? [this.prlimit, [`--as=${ADDRESS_SPACE_BYTES}`, '--', binary, ...args]]
       : [binary, args];
-    return new Promise((resolve, reject) => {
-      const child = spawn(command, commandArgs, {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        // Only what the Go runtime needs: no secrets of this process reach the policy's.
-        env: { PATH: process.env.PATH ?? '', GOMEMLIMIT: '512MiB' },
-      });
+    return this.launcher.run({
+      command,
+      args: commandArgs,
+      // Only what the Go runtime needs: no secrets of this process reach the policy's. One core at
+      // most: a tenant's policy never holds every core of the machine at once.
+      env: { PATH: process.env.PATH ?? '', GOMEMLIMIT: '512MiB', GOMAXPROCS: '1' },
+      stdin: stdin ?? '',
+      timeoutMs,
+      outputLimit: OUTPUT_LIMIT,
       // A tenant's policy yields the CPU to the requests this process serves.
-      if (child.pid !== undefined) lowerPriority(child.pid);
-      let stdout = '';
-      let stderr = '';
-      let stopped = false;
-      const timer = setTimeout(() => {
-        stopped = true;
-        child.kill('SIGKILL');
-      }, timeoutMs);
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (stdout.length < OUTPUT_LIMIT) stdout += chunk.toString('utf8');
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        if (stderr.length < OUTPUT_LIMIT) stderr += chunk.toString('utf8');
-      });
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr, ...(stopped ? { stopped: 'process' as const } : {}) });
-      });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(stdin ?? '');
+      niceness: OPA_NICENESS,
     });
   }
 

@@ -24,6 +24,8 @@ export function startWorkerService(options: {
     orm: options.orm,
     secrets: options.secrets,
     egress: config.egress,
+    webhookEgress: config.webhooks.egress,
+    webhookDeliveriesPerMinute: config.webhooks.deliveriesPerMinute,
     auditRetentionDays: config.auditRetentionDays,
     rego: processRegoEngine(),
     databaseUrl: options.databaseUrl,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ACTOR, type AuditActor, type AuditEventInput } from '../domain/audit';
+import { ForbiddenError } from '../domain/errors';
 import type { SqlFragment } from './sql';
 import { preparedStatement, runPrepared } from './preparedStatements';
 
@@ -106,6 +107,22 @@ export async function recordWriteEvent(
   if (!event) return;
   await recordAuditEvents(em, [event], origin);
   origin.write!.recorded = true;
+}
+
+/**
+ * Refuses a key that made the version what it ships (requireDistinctApprover, 403 with `reason`),
+ * the attempt recorded as an event of its own: written in a transaction apart from the refused
+ * request's, which rolls back, so the refusal stays on the trail.
+ */
+export async function refuseVersionAuthor(
+  em: EntityManager,
+  origin: AuditOrigin,
+  reason: string,
+  event: AuditEventInput,
+): Promise<never> {
+  const refused = { ...event, details: { ...event.details, reason } };
+  await (em.fork() as EntityManager).transactional((tx) => recordAuditEvents(tx, [refused], origin));
+  throw new ForbiddenError(reason, 'distinct_approver_required');
 }
 
 /**

@@ -14,10 +14,14 @@ export type Database = MikroORM;
 /**
  * How long a pooled connection may sit idle before it is closed. Each PostgreSQL backend keeps
  * its caches (catalog, plans, our prepared statements) for as long as it lives: after bench/pull a
- * stack's PostgreSQL held 406 MB with the pools' connections still open (30 s, knex's default). A
- * burst after a quiet spell pays a connection and its statements' preparation once per connection.
+ * stack's PostgreSQL held 406 MB with the pools' connections still open (30 s, knex's default), and
+ * gives it back a minute after the last burst. Shorter costs requests instead: a burst pays a new
+ * connection and its statements' preparation per connection, and every request queued behind it
+ * waits (20–49 ms per acquire when a neighbour's burst opened six at once; with 10 s between its
+ * bursts, another workspace's agents' p99 went from 49 ms to 74–101 ms,
+ * test/integration/security/noisyNeighbour.test.ts).
  */
-export const POOL_IDLE_MS = 10_000;
+export const POOL_IDLE_MS = 60_000;
 
 export function ormOptions(options: DatabaseOptions): Options {
   return {

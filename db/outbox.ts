@@ -74,8 +74,35 @@ export function enqueueOrchestration(em: EntityManager, message: OrchestrationMe
 }
 
 /**
+ * A workspace's target rollout woken after this transaction commits (`targets.added`), joining a
+ * wake-up already waiting rather than adding one: a sync of 1,000 resources wrote 1,000 such rows,
+ * and a version's rollout, asked for behind them, waited over a second for the relay to get through
+ * them (bench/fanout.ts, the sync-then-ship sequence). A waiting row is joined only while no relay
+ * holds it (`FOR SHARE SKIP LOCKED`): the relay takes it after this transaction commits, so its
+ * wake-up comes after these targets exist; a row a relay has already taken, or one backing off after
+ * a failed call, is not joined, and this write adds its own.
+ */
+const ENQUEUE_TARGETS_ADDED = preparedStatement(
+  'enqueue_targets_added',
+  `WITH waiting AS (
+     SELECT id FROM outbox
+      WHERE kind = 'targets.added' AND payload->>'workspaceId' = $1 AND available_at <= now()
+      LIMIT 1 FOR SHARE SKIP LOCKED),
+   queued AS (
+     INSERT INTO outbox (kind, payload, trace_context)
+     SELECT 'targets.added', jsonb_build_object('kind', 'targets.added', 'workspaceId', $1::text), $2::jsonb
+      WHERE NOT EXISTS (SELECT FROM waiting)
+     RETURNING id)
+   SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM queued`,
+);
+
+export async function enqueueTargetsAdded(em: EntityManager, workspaceId: string): Promise<void> {
+  await runPrepared(em, ENQUEUE_TARGETS_ADDED, [workspaceId, outboxTraceContext()]);
+}
+
+/**
  * The relay's lane of an outbox row (worker/outboxRelay.ts): 1 release starts, 2 leases, 3 webhook
- * deliveries, 0 the rest. Index `outbox_relay_lanes_idx` is on this expression: change both together.
+ * deliveries, 4 target rollouts' wake-ups, 0 the rest. Index `outbox_relay_lanes_idx` is on this expression: change both together.
  */
 export const OUTBOX_LANE_SQL =
-  "CASE WHEN kind = 'release.start' THEN 1 WHEN kind IN ('lease.start', 'lease.end') THEN 2 WHEN kind = 'webhook.deliver' THEN 3 ELSE 0 END";
+  "CASE WHEN kind = 'release.start' THEN 1 WHEN kind IN ('lease.start', 'lease.end') THEN 2 WHEN kind = 'webhook.deliver' THEN 3 WHEN kind = 'targets.added' THEN 4 ELSE 0 END";

@@ -1,6 +1,7 @@
 import { ConflictError } from './errors';
 import { AGENT_ENDPOINTS } from './jobAgents';
 import type { JobAgentType } from './jobAgentTypes';
+import { RULE_DEFAULTS } from './policies';
 
 /**
  * A stored credential stays bound to the destination it was stored for (README "Credential
@@ -11,12 +12,16 @@ import type { JobAgentType } from './jobAgentTypes';
  * at a host of its choosing.
  */
 
-/** Where each metric provider type sends requests: the paths of the keys that name them. */
-const PROVIDER_ENDPOINTS: Record<string, readonly (readonly string[])[]> = {
-  http: [['url']],
-  prometheus: [['address'], ['authentication', 'oauth2', 'tokenUrl']],
-  datadog: [['site']],
-  terraformCloudRun: [['address']],
+/**
+ * Where each metric provider type sends requests: the paths of the keys that name them, and what
+ * a key left out means (rules are stored as written: a site written out and one left to its
+ * default are the same destination).
+ */
+const PROVIDER_ENDPOINTS: Record<string, readonly { path: readonly string[]; default?: string }[]> = {
+  http: [{ path: ['url'] }],
+  prometheus: [{ path: ['address'] }, { path: ['authentication', 'oauth2', 'tokenUrl'] }],
+  datadog: [{ path: ['site'], default: RULE_DEFAULTS.datadogSite }],
+  terraformCloudRun: [{ path: ['address'] }],
 };
 
 /** An endpoint as compared: a URL in its normal form (host lower-cased, no trailing slash), else as is. */
@@ -40,7 +45,10 @@ const read = (node: unknown, path: readonly string[]): unknown =>
 /** Where a job agent's credentials go: its type and its endpoint (the type's default when it names none). */
 export function agentDestination(type: JobAgentType, config: Record<string, unknown>): string {
   const service = AGENT_ENDPOINTS[type];
-  return JSON.stringify([type, service ? endpoint(config[service.key] ?? service.default) : null]);
+  if (!service) return JSON.stringify([type, null]);
+  const written = config[service.key] ?? service.default;
+  const resolved = typeof written === 'string' && service.resolve ? service.resolve(written) : written;
+  return JSON.stringify([type, endpoint(resolved)]);
 }
 
 /** Where a metric provider's credentials go: its type and each address it sends requests to. */
@@ -48,7 +56,7 @@ export function metricProviderDestination(provider: Record<string, unknown>): st
   const type = String(provider.type);
   return JSON.stringify([
     type,
-    ...(PROVIDER_ENDPOINTS[type] ?? []).map((path) => endpoint(read(provider, path))),
+    ...(PROVIDER_ENDPOINTS[type] ?? []).map((key) => endpoint(read(provider, key.path) ?? key.default)),
   ]);
 }
 

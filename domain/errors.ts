@@ -80,6 +80,21 @@ export class OverBudgetError extends FlightdeckError {
   readonly code = 'over_budget';
 }
 
+/**
+ * The caller asked for more of something than it may have per unit of time (429); nothing was
+ * changed, and the same request can succeed after `retryAfterSeconds`.
+ */
+export class RateLimitedError extends FlightdeckError {
+  readonly code = 'rate_limited';
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 /** A capability the request needs is not available on this server now (503); nothing was changed. */
 export class UnavailableError extends FlightdeckError {
   readonly code = 'unavailable';

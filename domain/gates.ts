@@ -1,6 +1,6 @@
 import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
-import type { PolicyRule, RuleKind } from './policies';
+import { RULE_DEFAULTS, type PolicyRule, type RuleKind } from './policies';
 import { MAX_RULE_SECONDS, ruleTimerMs } from './ruleLimits';
 import {
   selectorContext,
@@ -75,8 +75,14 @@ export interface ApprovalFact {
   status: 'approved' | 'rejected';
   reason: string | null;
   at: string;
-  /** What the release would ship when this approval let it go (absent: recorded before digests, or not this release). */
+  /** What the release would ship when this approval let it go (older histories only; `binding` replaced it). */
   digest?: string;
+  /**
+   * Whether the approval covers what the release would ship now (engine/planner/shipDigests.ts):
+   * `covered` counts; `otherConfiguration` (its scope holds other digests), `pending` (its scope is
+   * being recorded) and `unbound` (given before approvals had scopes) do not.
+   */
+  binding?: 'covered' | 'otherConfiguration' | 'pending' | 'unbound';
 }
 
 export interface ProgressionFact {
@@ -146,6 +152,11 @@ export interface ReleaseFacts {
    */
   versionCreatedBy?: string;
   /**
+   * The keys that created or changed the version (domain/versionAuthors.ts), when any changed it;
+   * absent otherwise (the creator alone) and in older histories.
+   */
+  versionAuthors?: string[];
+  /**
    * What the release would ship now (domain: engine/planner/shipDigests.ts), read when one of its
    * approvals recorded a digest: an approval for another digest no longer counts.
    */
@@ -196,19 +207,30 @@ function approvalRules(facts: ReleaseFacts): RuleEvaluation[] {
         reason: `rejected by ${rejection.userName}${rejection.reason ? `: ${rejection.reason}` : ''}`,
       };
     }
-    const own = spec.requireDistinctApprover ? facts.versionCreatedBy : undefined;
+    const authors = spec.requireDistinctApprover
+      ? (facts.versionAuthors ?? (facts.versionCreatedBy ? [facts.versionCreatedBy] : []))
+      : [];
+    const byAuthor = (a: ApprovalFact) => authors.includes(a.userId);
     const approvals = facts.approvals.filter((a) => a.status === 'approved');
-    const stale = approvals.filter(
-      (a) => a.digest !== undefined && facts.shipDigest !== undefined && a.digest !== facts.shipDigest,
-    );
-    const approved = approvals.filter((a) => a.userId !== own && !stale.includes(a)).length;
-    const creatorsOwn = approvals.some((a) => a.userId === own)
-      ? "; the version's creator's approval does not count"
-      : '';
+    const bindingOf = (a: ApprovalFact) =>
+      a.binding ??
+      (a.digest !== undefined && facts.shipDigest !== undefined && a.digest !== facts.shipDigest
+        ? 'otherConfiguration'
+        : 'covered');
+    const approved = approvals.filter((a) => !byAuthor(a) && bindingOf(a) === 'covered').length;
+    const creatorsOwn = !approvals.some(byAuthor)
+      ? ''
+      : facts.versionAuthors
+        ? '; approvals by the keys that created or changed the version do not count'
+        : "; the version's creator's approval does not count";
+    const notCovering = (binding: NonNullable<ApprovalFact['binding']>, says: string) => {
+      const names = approvals.filter((a) => !byAuthor(a) && bindingOf(a) === binding).map((a) => a.userName);
+      return names.length > 0 ? `; ${names.join(', ')} ${says}` : '';
+    };
     const otherConfiguration =
-      stale.length > 0
-        ? `; ${stale.map((a) => a.userName).join(', ')} approved for a different configuration`
-        : '';
+      notCovering('otherConfiguration', 'approved for a different configuration') +
+      notCovering('pending', 'approved; what the approval covers is being recorded') +
+      notCovering('unbound', 'approved before approvals were bound to what ships: approve again');
     return approved >= spec.minApprovals
       ? {
           kind: 'anyApproval' as const,
@@ -252,7 +274,8 @@ function progressionRules(facts: ReleaseFacts, now: number): RuleEvaluation[] {
           reason: `${env.name}: its success is older than ${spec.maximumAgeHours} h`,
         };
       }
-      readyAt = Math.max(readyAt, reached + spec.minimumSoakTimeMinutes * 60_000);
+      const soakMinutes = spec.minimumSoakTimeMinutes ?? RULE_DEFAULTS.minimumSoakTimeMinutes;
+      readyAt = Math.max(readyAt, reached + soakMinutes * 60_000);
     }
     return readyAt > now
       ? {
@@ -321,19 +344,28 @@ function deploymentDependencyRules(facts: ReleaseFacts): RuleEvaluation[] {
 function windowRules(facts: ReleaseFacts, now: Date): RuleEvaluation[] {
   return rulesOf(facts, 'deploymentWindow').map(({ policyId, ruleId, spec }) => {
     const base = { kind: 'deploymentWindow' as const, policyId, ruleId };
-    const state = windowState(spec, now);
+    const state = windowState({ ...spec, timezone: spec.timezone ?? RULE_DEFAULTS.timezone }, now);
     const at = state.changesAt?.toISOString();
-    if (spec.allowWindow) {
+    // A stored rule that cannot be evaluated holds releases back, allow and deny windows alike.
+    if (state.problem) {
+      return {
+        ...base,
+        state: 'blocked' as const,
+        reason: `the window's rule cannot be evaluated: ${state.problem}`,
+      };
+    }
+    if (spec.allowWindow ?? RULE_DEFAULTS.allowWindow) {
       if (state.inside)
         return { ...base, state: 'passed' as const, reason: `inside an allow window until ${at}` };
-      return at
-        ? {
-            ...base,
-            state: 'waiting' as const,
-            reason: `outside the allow window; it opens at ${at}`,
-            nextEvaluationAt: at,
-          }
-        : { ...base, state: 'blocked' as const, reason: 'the allow window never opens again' };
+      if (!at) return { ...base, state: 'blocked' as const, reason: 'the allow window never opens again' };
+      return {
+        ...base,
+        state: 'waiting' as const,
+        reason: state.searchedUntil
+          ? `outside the allow window; none opens before ${at} (the rule is read again then)`
+          : `outside the allow window; it opens at ${at}`,
+        nextEvaluationAt: at,
+      };
     }
     return state.inside
       ? {

@@ -53,6 +53,8 @@ export function holdState(hold: Pick<HoldFact, 'expiresAt' | 'schedule'>, now: D
   if (!hold.schedule) return { inForce: true, ...(expiry ? { changesAt: expiry } : {}) };
   const { rrule, durationSeconds, timeZone } = hold.schedule;
   const window = windowState({ rrule, durationMinutes: durationSeconds / 60, timezone: timeZone }, now);
+  // A stored schedule that cannot be evaluated keeps its freeze in force until the hold ends.
+  if (window.problem) return { inForce: true, ...(expiry ? { changesAt: expiry } : {}) };
   const changesAt = window.inside
     ? earlier(window.changesAt, expiry)
     : window.changesAt && (!expiry || window.changesAt < expiry)

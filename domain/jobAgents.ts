@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { JOB_STATUSES } from './jobStatus';
 import type { JobAgentType } from './jobAgentTypes';
+import { SENSITIVE_CONFIG_KEYS } from './sensitive';
 
-/** `lease: true`'s lease (phase V2); `leaseSeconds` names any other (the claim reads both, engine/jobMoves/claims.ts). */
+/**
+ * `lease: true`'s lease (docs/design.md "Decisions": leases); `leaseSeconds` names any other (the claim reads
+ * both, engine/jobMoves/claims.ts).
+ */
 export const LEASE_SHORTHAND_SECONDS = 60;
 
 /*
@@ -34,7 +38,9 @@ export const DEFAULT_MAX_DELIVERIES = 3;
  */
 export const DEFAULT_CANCEL_GRACE_SECONDS = 60;
 
-/** Pull agents (docs/behaviour.md "Pull job agents"); a lease (phase V2) is opt-in. */
+/**
+ * Pull agents (docs/behaviour.md "Pull job agents"); a lease is opt-in (docs/design.md "Decisions": leases).
+ */
 export const HttpPullConfig = z.strictObject({
   leaseSeconds: z.number().int().min(5).max(3600).optional(),
   lease: z.boolean().optional().describe(`true: a ${LEASE_SHORTHAND_SECONDS}-second lease`),
@@ -71,10 +77,37 @@ export const GithubAppConfig = z.strictObject({
   base_url: z.url().optional().describe('GitHub API URL (GitHub Enterprise); default https://api.github.com'),
 });
 
+/** An http(s) URL, or a host name (with a port or path) that `https://` in front of makes one. */
+const ARGO_CD_SCHEME = /^https?:\/\//i;
+
+/**
+ * The URL an Argo CD agent's `server_url` names: as written when it has a scheme, else over HTTPS (a
+ * bare `argocd.example.com`, as Ctrlplane's agents take it). The record keeps what was written, so a
+ * declarative client reads back what it sent.
+ */
+export function argoCdServerUrl(serverUrl: string): string {
+  return ARGO_CD_SCHEME.test(serverUrl) ? serverUrl : `https://${serverUrl}`;
+}
+
+const argoCdServer = z
+  .string()
+  .min(1)
+  .max(2_048)
+  .refine((value) => {
+    if (!ARGO_CD_SCHEME.test(value) && value.includes('://')) return false;
+    try {
+      const url = new URL(argoCdServerUrl(value));
+      return url.hostname !== '' && url.username === '' && url.password === '';
+    } catch {
+      return false;
+    }
+  }, 'an http(s) URL, or a host name that is served over HTTPS (argocd.example.com)')
+  .describe('Argo CD server: a URL, or a host name (then https://<host>)');
+
 /** Argo CD (docs/behaviour.md "Job agent entry", GitOps sync). */
 export const ArgoCdConfig = z.strictObject({
   template: template.optional(),
-  server_url: z.url().optional(),
+  server_url: argoCdServer.optional(),
   api_key: secret.optional(),
 });
 
@@ -116,14 +149,17 @@ export const AGENT_OWNED_KEYS: Record<JobAgentType, readonly string[]> = {
 };
 
 /**
- * Where each push agent type sends its credentials: the configuration key naming its service, and
- * the service used when the key is absent. A stored credential is bound to this endpoint and to
+ * Where each push agent type sends its credentials: the configuration key naming its service, how
+ * what is written there names a URL (when not as is), and the service used when the key is absent. A stored credential is bound to this endpoint and to
  * the agent's type (domain/credentialBinding.ts).
  */
-export const AGENT_ENDPOINTS: Record<JobAgentType, { key: string; default?: string } | null> = {
+export const AGENT_ENDPOINTS: Record<
+  JobAgentType,
+  { key: string; default?: string; resolve?: (written: string) => string } | null
+> = {
   'http-pull': null,
   'github-app': { key: 'base_url', default: GITHUB_API_URL },
-  'argo-cd': { key: 'server_url' },
+  'argo-cd': { key: 'server_url', resolve: argoCdServerUrl },
   tfe: { key: 'address', default: TFE_ADDRESS },
   'test-runner': null,
 };
@@ -157,4 +193,25 @@ export function canonicalAgentConfig(type: JobAgentType, config: unknown): unkno
       return canonical && !(canonical in config) ? [canonical, value] : [key, value];
     }),
   );
+}
+
+/**
+ * A job agent as CEL selectors see it (`jobAgent`). Its configuration comes without its secrets (a
+ * selector must not be an oracle on a credential), and under Ctrlplane's spellings as well as ours,
+ * so a selector written for Ctrlplane (`jobAgent.config.serverUrl`) reads what we store as `server_url`.
+ * Kept here, not in domain/selectors.ts, so the CEL threads do not load the agents' schemas.
+ */
+export function agentSelectorContext(agent: {
+  id: string;
+  name: string;
+  type: JobAgentType;
+  metadata?: Record<string, string>;
+  config: Readonly<Record<string, unknown>>;
+}): Record<string, unknown> {
+  const config = Object.fromEntries(
+    Object.entries(agent.config).filter(([key]) => !SENSITIVE_CONFIG_KEYS.has(key)),
+  );
+  for (const [alias, canonical] of Object.entries(CONFIG_KEY_ALIASES[agent.type]))
+    if (canonical in config && !(alias in config)) config[alias] = config[canonical];
+  return { id: agent.id, name: agent.name, type: agent.type, metadata: agent.metadata ?? {}, config };
 }

@@ -1,4 +1,5 @@
 import { mergeJobConfig, type JsonObject, type ReleaseContext } from './jobConfig';
+import { agentSelectorContext } from './jobAgents';
 import type { JobAgentType } from './jobAgentTypes';
 import type { JobStatus } from './jobStatus';
 import type { VerificationMetric } from './policies';
@@ -42,11 +43,7 @@ export function agentEntries(
   const selector = deployment.jobAgentSelector;
   if (deployment.jobAgents.length > 0 || !selector) return deployment.jobAgents;
   return agents
-    .filter((agent) =>
-      selectorMatches('jobAgent', selector, {
-        jobAgent: { id: agent.id, name: agent.name, type: agent.type, metadata: agent.metadata ?? {} },
-      }),
-    )
+    .filter((agent) => selectorMatches('jobAgent', selector, { jobAgent: agentSelectorContext(agent) }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1))
     .map((agent) => ({ ref: agent.id, config: deployment.jobAgentConfig ?? {} }));
 }

@@ -1,4 +1,5 @@
 import type { Metric } from './releaseProgress';
+import { RULE_DEFAULTS } from './policies';
 
 /**
  * Verification metric providers that measure over HTTP (Ctrlplane's `http`, `prometheus`, `datadog`,
@@ -54,10 +55,10 @@ export function metricRequest(provider: HttpProvider, now: Date, bearer?: string
     case 'http':
       return {
         url: provider.url,
-        method: provider.method,
+        method: provider.method ?? RULE_DEFAULTS.httpMethod,
         headers: (provider.headers ?? {}) as Record<string, string>,
         ...(provider.body !== undefined ? { body: provider.body } : {}),
-        timeoutMs: provider.timeoutSeconds * 1000,
+        timeoutMs: (provider.timeoutSeconds ?? RULE_DEFAULTS.httpTimeoutSeconds) * 1000,
       };
     case 'prometheus': {
       const params = new URLSearchParams({ query: provider.query });
@@ -89,7 +90,7 @@ export function metricRequest(provider: HttpProvider, now: Date, bearer?: string
     case 'datadog': {
       const names = Object.keys(provider.queries);
       return {
-        url: `https://api.${provider.site}/api/v2/query/scalar`,
+        url: `https://api.${provider.site ?? RULE_DEFAULTS.datadogSite}/api/v2/query/scalar`,
         method: 'POST',
         headers: {
           'Content-Type': 'application/json',
@@ -106,7 +107,7 @@ export function metricRequest(provider: HttpProvider, now: Date, bearer?: string
                 data_source: 'metrics',
                 name,
                 query: provider.queries[name],
-                aggregator: provider.aggregator,
+                aggregator: provider.aggregator ?? RULE_DEFAULTS.datadogAggregator,
               })),
               formulas: [{ formula: provider.formula ?? names[0] }],
             },

@@ -96,6 +96,8 @@ export type OrchestrationMessage =
   | { kind: 'hold.watch'; workspaceId: string; holdId: string; nextChangeAt: string }
   /** A hold was deleted: its workflow, if it runs, looks once more and ends. */
   | { kind: 'hold.end'; holdId: string }
+  /** A key approved a version in an environment: its workflow records what the approval covers. */
+  | { kind: 'approval.scope'; workspaceId: string; approvalId: string; decision: number }
   /**
    * An event to send to a webhook (docs/behaviour.md "Webhooks"): its delivery workflow sends it until
    * it is taken. Written by the audit trail's trigger (Migration0033) and by a redelivery.

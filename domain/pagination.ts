@@ -5,9 +5,14 @@ export interface Page<T> {
   limit: number;
   offset: number;
   /**
-   * Set when a CEL-filtered list stopped reading after this many records: `total` then counts the
-   * matches among them only, and later records are reached by narrowing the filter.
+   * On a page of a list given a CEL filter: whether `total` is exact. When false, the filter was
+   * judged record by record and the reading stopped before the end of the list: `total` counts the
+   * matches found so far (a lower bound), and `nextCursor` continues.
    */
+  totalIsExact?: boolean;
+  /** On a page of a list given a CEL filter, when matches may follow it: the `cursor` of the next page. */
+  nextCursor?: string;
+  /** Set when a CEL-filtered list stopped reading after this many records (`totalIsExact` is then false). */
   scanLimit?: number;
   /** Set when `total` was counted up to this many and stopped: there are at least this many. */
   countLimit?: number;
@@ -16,6 +21,11 @@ export interface Page<T> {
 export interface PageRequest {
   limit: number;
   offset: number;
+}
+
+/** A page of a list that takes a CEL filter: by offset, or from a `nextCursor` the list answered. */
+export interface FilterPageRequest extends PageRequest {
+  cursor?: string;
 }
 
 export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { celExpression } from './celSchema';
+import { displayText } from './displayText';
 import type { HeldSelector } from './selectors';
-import { JOB_STATUSES } from './jobStatus';
+import { JOB_STATUSES, type JobStatus } from './jobStatus';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { windowProblems } from './windows';
 import { MAX_REGO_LENGTH, regoPackage } from './planValidation';
@@ -24,6 +25,26 @@ export const AnyApprovalRule = z.strictObject({
   requireDistinctApprover: z.boolean().optional(),
 });
 
+/**
+ * What an optional rule field means when a rule leaves it out. Rules are stored and answered as
+ * written, so a declarative client (Terraform) reads back exactly what it sent; whatever reads a
+ * rule applies these (README "Policies").
+ */
+export const RULE_DEFAULTS = {
+  minimumSoakTimeMinutes: 0,
+  successStatuses: ['successful'] as readonly JobStatus[],
+  timezone: 'UTC',
+  allowWindow: true,
+  backoffStrategy: 'linear',
+  httpMethod: 'GET',
+  httpTimeoutSeconds: 30,
+  datadogSite: 'datadoghq.com',
+  datadogAggregator: 'last',
+  /** No limit: a metric fails only when it cannot reach its successes. */
+  failureThreshold: 0,
+  triggerOn: 'jobSuccess',
+} as const;
+
 export const EnvironmentProgressionRule = z.strictObject({
   dependsOnEnvironmentSelector: celExpression('environment'),
   /** Unset means every target (100). */
@@ -32,8 +53,8 @@ export const EnvironmentProgressionRule = z.strictObject({
     .number()
     .min(0)
     .max(MAX_RULE_SECONDS / 60)
-    .default(0),
-  successStatuses: jobStatuses.min(1).default(['successful']),
+    .optional(),
+  successStatuses: jobStatuses.min(1).optional(),
   maximumAgeHours: z
     .number()
     .int()
@@ -50,20 +71,25 @@ export const DeploymentWindowRule = z
       .int()
       .min(1)
       .max(MAX_RULE_SECONDS / 60),
-    timezone: z.string().max(100).default('UTC'),
-    allowWindow: z.boolean().default(true),
+    timezone: z.string().max(100).optional(),
+    allowWindow: z.boolean().optional(),
   })
   .superRefine((rule, ctx) => {
-    for (const { path, message } of windowProblems(rule.rrule, rule.timezone, {
-      rrule: 'rrule',
-      timeZone: 'timezone',
-    }))
+    for (const { path, message } of windowProblems(
+      rule.rrule,
+      rule.timezone ?? RULE_DEFAULTS.timezone,
+      {
+        rrule: 'rrule',
+        timeZone: 'timezone',
+      },
+      new Date(),
+    ))
       ctx.addIssue({ code: 'custom', path: [path], message });
   });
 
 export const VersionSelectorRule = z.strictObject({
   selector: celExpression('versionRule'),
-  description: z.string().max(1000).optional(),
+  description: displayText(z.string().max(1000), 'multi').optional(),
 });
 
 const seconds = z.number().int().min(0).max(MAX_RULE_SECONDS);
@@ -73,7 +99,7 @@ export const VersionCooldownRule = z.strictObject({ intervalSeconds: seconds });
 export const RetryRule = z.strictObject({
   maxRetries: z.number().int().min(0).max(100),
   backoffSeconds: seconds.optional(),
-  backoffStrategy: z.enum(['linear', 'exponential']).default('linear'),
+  backoffStrategy: z.enum(['linear', 'exponential']).optional(),
   maxBackoffSeconds: seconds.optional(),
   retryOnStatuses: jobStatuses.optional(),
 });
@@ -112,7 +138,7 @@ function timeoutAsSeconds(provider: unknown): unknown {
 const HttpMetricProvider = z.strictObject({
   type: z.literal('http'),
   url: z.url().max(2048),
-  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).default('GET'),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).optional(),
   /**
    * Often credentials: stored sealed, shown as `{"sensitive": true}`, which written back keeps the
    * stored value (db/sensitiveValues.ts); opened only for the request itself.
@@ -125,7 +151,7 @@ const HttpMetricProvider = z.strictObject({
     .refine((headers) => Object.keys(headers).length <= 50, 'at most 50 headers')
     .optional(),
   body: z.string().max(65_536).optional(),
-  timeoutSeconds: z.number().int().min(1).max(300).default(30),
+  timeoutSeconds: z.number().int().min(1).max(300).optional(),
 });
 
 const SleepMetricProvider = z.strictObject({
@@ -174,7 +200,7 @@ const DatadogMetricProvider = z.strictObject({
   site: z
     .string()
     .regex(/^[a-z0-9]+([.-][a-z0-9]+)*\.(com|eu)$/, 'a Datadog site such as datadoghq.com or datadoghq.eu')
-    .default('datadoghq.com'),
+    .optional(),
   apiKey: providerSecret,
   appKey: providerSecret,
   queries: z
@@ -184,9 +210,7 @@ const DatadogMetricProvider = z.strictObject({
       '1 to 10 queries',
     ),
   formula: z.string().min(1).max(8192).optional(),
-  aggregator: z
-    .enum(['avg', 'min', 'max', 'sum', 'last', 'percentile', 'mean', 'l2norm', 'area'])
-    .default('last'),
+  aggregator: z.enum(['avg', 'min', 'max', 'sum', 'last', 'percentile', 'mean', 'l2norm', 'area']).optional(),
   intervalSeconds: z.number().int().min(1).max(3600).optional(),
 });
 
@@ -199,7 +223,7 @@ const TerraformCloudRunMetricProvider = z.strictObject({
 });
 
 export const VerificationMetric = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: displayText(z.string().min(1).max(200), 'single'),
   intervalSeconds: seconds.min(1),
   count: z.number().int().min(1).max(MAX_RULE_COUNT),
   provider: z.preprocess(
@@ -215,12 +239,12 @@ export const VerificationMetric = z.strictObject({
   successCondition: celExpression('measurement'),
   failureCondition: celExpression('measurement').optional(),
   successThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).optional(),
-  failureThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).default(0),
+  failureThreshold: z.number().int().min(0).max(MAX_RULE_COUNT).optional(),
 });
 
 export const VerificationRule = z.strictObject({
   metrics: z.array(VerificationMetric).min(1).max(50),
-  triggerOn: z.enum(['jobCreated', 'jobStarted', 'jobSuccess', 'jobFailure']).default('jobSuccess'),
+  triggerOn: z.enum(['jobCreated', 'jobStarted', 'jobSuccess', 'jobFailure']).optional(),
 });
 
 /**
@@ -234,8 +258,8 @@ export const DeploymentDependencyRule = z.strictObject({ dependsOn: celExpressio
  * evaluated on the release's plan; compiled when the policy is written.
  */
 export const PlanValidationOpaRule = z.strictObject({
-  name: z.string().min(1).max(200),
-  description: z.string().max(4000).optional(),
+  name: displayText(z.string().min(1).max(200), 'single'),
+  description: displayText(z.string().max(4000), 'multi').optional(),
   rego: z
     .string()
     .min(1)

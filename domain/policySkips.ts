@@ -19,6 +19,12 @@ export const SKIPPABLE_RULE_KINDS: readonly RuleKind[] = [
 ];
 
 /** A skip as a release's gates read it (recorded in the release workflow's history). */
+/**
+ * Unexpired skips a workspace may have at once: each one wakes every waiting release of its version
+ * when written, and every release's gates read them, so their number is bounded like holds'.
+ */
+export const MAX_ACTIVE_SKIPS_PER_WORKSPACE = 100;
+
 export interface SkipFact {
   id: string;
   ruleId: string;

@@ -5,3 +5,6 @@
 export type Principal =
   | { kind: 'apiKey'; workspaceId: string; apiKeyId: string; keyName: string; jobAgentId: string | null }
   | { kind: 'admin' };
+
+/** A workspace's API key as a principal. */
+export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;

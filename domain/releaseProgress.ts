@@ -3,7 +3,7 @@ import type { GateEvaluation, ReleaseFacts } from './gates';
 import { isPushAgent } from './jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from './jobStatus';
 import type { JobRef } from './orchestration';
-import type { VerificationMetric } from './policies';
+import { RULE_DEFAULTS, type VerificationMetric } from './policies';
 import type { ReleasePhase } from './releases';
 
 /**
@@ -168,7 +168,8 @@ export class MetricScore {
     this.run = passed ? this.run + 1 : 0;
     this.best = Math.max(this.best, this.run);
     this.failuresInARow = passed ? 0 : this.failuresInARow + 1;
-    const { count, successThreshold, failureThreshold } = this.metric;
+    const { count, successThreshold } = this.metric;
+    const failureThreshold = this.metric.failureThreshold ?? RULE_DEFAULTS.failureThreshold;
     if (failureThreshold > 0 && this.failuresInARow >= failureThreshold) return 'failed';
     if (this.taken < count) return 'measuring';
     return this.best >= (successThreshold ?? count) ? 'passed' : 'failed';

@@ -1,5 +1,5 @@
 import { ValidationError, type FieldIssue } from './errors';
-import { AGENT_OWNED_KEYS } from './jobAgents';
+import { AGENT_OWNED_KEYS, agentSelectorContext } from './jobAgents';
 import type { JobAgentType } from './jobAgentTypes';
 import { deepMerge, type JsonObject } from './jobConfig';
 import { checkSelector, describeProblem, selectorMatches } from './selectors';
@@ -28,9 +28,16 @@ export interface RunbookAgentEntry {
   /** The job agent's id or name, in the runbook's workspace. */
   ref: string;
   config: JsonObject;
-  /** CEL over `inputs` and, when the run fans out over resources, `resource`. */
+  /** CEL over `inputs`, the entry's `jobAgent` and, when the run fans out over resources, `resource`. */
   selector: string;
 }
+
+/**
+ * The input key Ctrlplane reserves for a run's fan-out: a `string` input so named holds CEL over
+ * resources, and the run makes its jobs once per resource it selects (once in all when it is empty).
+ * Its value stays the expression; an `array` input with a `selector` is the other way to fan out.
+ */
+export const RESOURCE_SELECTOR_INPUT = 'resourceSelector';
 
 /** Jobs one run may create: a larger fan-out is refused before anything is written. */
 export const MAX_RUN_JOBS = 1000;
@@ -44,6 +51,8 @@ export interface SelectorInput {
   key: string;
   entityType: SelectorEntityType;
   expression: string;
+  /** Whether the input's value becomes the entities selected (an `array` input) or stays the expression. */
+  replacesValue: boolean;
 }
 
 export interface ResolvedRunInputs {
@@ -56,13 +65,27 @@ const isSelectorInput = (
   declaration: RunbookInputDeclaration,
 ): declaration is Extract<RunbookInputDeclaration, { selector: unknown }> => 'selector' in declaration;
 
+const isResourceSelectorString = (declaration: RunbookInputDeclaration): boolean =>
+  declaration.type === 'string' && declaration.key === RESOURCE_SELECTOR_INPUT;
+
+/** The reserved string's expression, or nothing when it selects no resources (blank). */
+const fanOutExpression = (value: string): string | undefined => (value.trim() === '' ? undefined : value);
+
+function celProblem(entityType: SelectorEntityType, expression: string): string | undefined {
+  const problem = checkSelector(entityType, expression);
+  return problem ? `invalid CEL: ${describeProblem(problem)}` : undefined;
+}
+
 const isPlainObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function typeProblem(declaration: RunbookInputDeclaration, value: unknown): string | undefined {
   switch (declaration.type) {
-    case 'string':
-      return typeof value === 'string' ? undefined : 'must be a string';
+    case 'string': {
+      if (typeof value !== 'string') return 'must be a string';
+      const expression = isResourceSelectorString(declaration) ? fanOutExpression(value) : undefined;
+      return expression === undefined ? undefined : celProblem('resource', expression);
+    }
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
     case 'boolean':
@@ -73,8 +96,7 @@ function typeProblem(declaration: RunbookInputDeclaration, value: unknown): stri
       if (isSelectorInput(declaration)) {
         if (typeof value !== 'string')
           return `must be a CEL expression selecting ${declaration.selector.entityType}s`;
-        const problem = checkSelector(declaration.selector.entityType, value);
-        return problem ? `invalid CEL: ${describeProblem(problem)}` : undefined;
+        return celProblem(declaration.selector.entityType, value);
       }
       return Array.isArray(value) && value.every(isPlainObject) ? undefined : 'must be an array of objects';
   }
@@ -135,6 +157,15 @@ export function resolveRunInputs(
         key: declaration.key,
         entityType: declaration.selector.entityType,
         expression: value as string,
+        replacesValue: true,
+      });
+    const fanOut = isResourceSelectorString(declaration) ? fanOutExpression(value as string) : undefined;
+    if (fanOut !== undefined)
+      selectors.push({
+        key: declaration.key,
+        entityType: 'resource',
+        expression: fanOut,
+        replacesValue: false,
       });
   }
   if (issues.length > 0) throw new ValidationError('The run inputs do not fit the workflow', issues);
@@ -147,6 +178,7 @@ export interface RunAgent {
   name: string;
   type: JobAgentType;
   config: JsonObject;
+  metadata?: Record<string, string>;
 }
 
 /** A resource a run fans out over, as its selectors and templates see it. */
@@ -175,13 +207,26 @@ export interface RunPlanInput {
 
 /**
  * The jobs of a run: for each resource (or once, when the runbook selects none), each entry whose
- * selector matches. An entry naming an agent that no longer exists, a template naming a path the
- * run does not have, or a fan-out beyond MAX_RUN_JOBS refuses the run, before anything is written.
+ * selector matches. An entry naming an agent the workspace does not have (a runbook may name one
+ * before it is registered, as Ctrlplane allows), a template naming a path the run does not have,
+ * or a fan-out beyond MAX_RUN_JOBS refuses the run, before anything is written.
  */
 export function planRunbookRun(input: RunPlanInput): RunJobPlan[] {
   const targets: (RunResource | null)[] = input.resources ? [...input.resources] : [null];
   const plans: RunJobPlan[] = [];
   const issues: FieldIssue[] = [];
+  // Each entry's agent, and the agent as its selector sees it, once for every resource.
+  const entryAgents = input.entries.map((entry, index) => {
+    const agent = input.agents.find(
+      (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
+    );
+    if (!agent)
+      issues.push({
+        path: `jobAgents[${index}].ref`,
+        message: `no job agent ${entry.ref} in this workspace`,
+      });
+    return agent && { agent, seen: agentSelectorContext(agent) };
+  });
   for (const resource of targets) {
     const context: JsonObject = {
       // Templates name the runbook `workflow` (`{{ workflow.slug }}`, README "Workflows"), as saved templates write it.
@@ -191,15 +236,11 @@ export function planRunbookRun(input: RunPlanInput): RunJobPlan[] {
       ...(resource ? { resource } : {}),
     };
     input.entries.forEach((entry, index) => {
-      if (!selectorMatches('workflowJob', entry.selector, { inputs: input.inputs, resource: resource ?? {} }))
-        return;
-      const agent = input.agents.find(
-        (candidate) => candidate.id === entry.ref || candidate.name === entry.ref,
-      );
-      if (!agent) {
-        issues.push({ path: `jobAgents[${index}].ref`, message: `job agent ${entry.ref} no longer exists` });
-        return;
-      }
+      const found = entryAgents[index];
+      if (!found) return;
+      const { agent, seen } = found;
+      const scope = { inputs: input.inputs, resource: resource ?? {}, jobAgent: seen };
+      if (!selectorMatches('workflowJob', entry.selector, scope)) return;
       let filled: JsonObject;
       try {
         filled = fillTemplate(entry.config, context) as JsonObject;

@@ -48,7 +48,8 @@ const SCHEMAS = {
     metadata: METADATA,
     config: CONFIG,
   },
-  jobAgent: { id: 'string', name: 'string', type: 'string', metadata: METADATA },
+  /** Its configuration without secrets (domain/jobAgents.ts `agentSelectorContext`). */
+  jobAgent: { id: 'string', name: 'string', type: 'string', metadata: METADATA, config: CONFIG },
   /** A verification measurement's result: whatever the provider returned. */
   result: 'dyn',
   /** A runbook run's input values. */
@@ -88,10 +89,11 @@ export const SELECTOR_SCOPES = {
   /** Relationship rules: whether resource `to` is related to resource `from`. */
   relationship: ['from', 'to'],
   /**
-   * A runbook's job agent entries: whether the entry runs a job, for the run's inputs and resource. The
-   * scope keeps the runbook's API name: slow selectors are stored by scope (selector_overrun.scope).
+   * A runbook's job agent entries: whether the entry runs a job, for the run's inputs, resource and
+   * the entry's agent. The scope keeps the runbook's API name: slow selectors are stored by scope
+   * (selector_overrun.scope).
    */
-  workflowJob: ['inputs', 'resource'],
+  workflowJob: ['inputs', 'resource', 'jobAgent'],
   /** Audit event list filters. */
   event: ['event'],
 } as const satisfies Record<string, readonly Identifier[]>;
@@ -313,6 +315,11 @@ export class CelQuery<S extends SelectorScope = SelectorScope> {
     readonly budget = new RequestBudget(),
   ) {
     this.compiled = compile(scope, expression);
+  }
+
+  /** The parsed expression (cel-js's tree of `{op, args}` nodes), which a list may run as SQL instead. */
+  get ast(): unknown {
+    return this.compiled.root;
   }
 
   matches(context: SelectorContext): boolean {

@@ -1,9 +1,9 @@
-import { Frequency, RRule } from 'rrule';
+import { latestStart, nextStart, parseRecurrence, RECURRENCE_LIMITS, recurrenceProblem } from './recurrence';
 import { ruleTimerMs } from './ruleLimits';
 
 /**
  * Deployment windows: an RFC 5545 rule gives the starts of windows in a time zone's wall-clock
- * time; each lasts `durationMinutes`. The rule library works on "floating" dates (wall-clock fields
+ * time; each lasts `durationMinutes`. Rules are evaluated on "floating" dates (wall-clock fields
  * stored in a Date's UTC fields), so conversion to and from real instants happens here, per time
  * zone, daylight saving included.
  */
@@ -19,19 +19,14 @@ export interface WindowState {
   inside: boolean;
   /** When that changes: the end of the current window, or the start of the next one. */
   changesAt?: Date;
+  /**
+   * No window starts before `changesAt` as far as the rule was searched (10 years): that instant is
+   * a fresh look at the rule, not an opening.
+   */
+  searchedUntil?: true;
+  /** Why a stored rule could not be evaluated (written before today's limits); callers fail closed. */
+  problem?: string;
 }
-
-/** Rules without a DTSTART count from here (a Monday), in the window's time zone. */
-const DEFAULT_START = Date.UTC(2024, 0, 1);
-
-/** Frequencies a window may use; finer ones would make every evaluation walk millions of occurrences. */
-export const WINDOW_FREQUENCIES: readonly Frequency[] = [
-  Frequency.HOURLY,
-  Frequency.DAILY,
-  Frequency.WEEKLY,
-  Frequency.MONTHLY,
-  Frequency.YEARLY,
-];
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -73,42 +68,55 @@ export function fromWallClock(wall: Date, timeZone: string): Date {
   return new Date(guess);
 }
 
-/** What is wrong with a window's rule and time zone, by field: an unparsable or too fine rule, an unknown zone. */
+/**
+ * What is wrong with a window's rule and time zone, by field: an unparsable, too fine, too costly rule
+ * or one that never starts again (domain/recurrence.ts), an unknown zone. `now` is the write's time.
+ */
 export function windowProblems(
   rrule: string,
   timeZone: string,
   fields: { rrule: string; timeZone: string },
+  now: Date,
 ): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
-  try {
-    if (!WINDOW_FREQUENCIES.includes(parseWindowRule(rrule).options.freq)) {
-      problems.push({ path: fields.rrule, message: 'FREQ must be HOURLY or coarser' });
-    }
-  } catch (error) {
-    problems.push({ path: fields.rrule, message: `not an RFC 5545 rule: ${(error as Error).message}` });
-  }
+  let zone: string | undefined = timeZone;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
   } catch {
     problems.push({ path: fields.timeZone, message: `unknown IANA time zone "${timeZone}"` });
+    zone = undefined;
   }
+  const problem = recurrenceProblem(rrule, toWallClock(now, zone ?? 'UTC').getTime());
+  if (problem) problems.push({ path: fields.rrule, message: problem });
   return problems;
 }
 
-export function parseWindowRule(rrule: string): RRule {
-  const options = RRule.parseString(rrule);
-  return new RRule({ ...options, tzid: null, dtstart: options.dtstart ?? new Date(DEFAULT_START) });
-}
-
+/**
+ * Whether `now` is inside a window and when that changes. Bounded: a window's start is looked for
+ * back as far as the window lasts and ahead 10 years (domain/recurrence.ts), so a rule that never
+ * starts costs milliseconds, in a request or a workflow task alike.
+ */
 export function windowState(spec: WindowSpec, now: Date): WindowState {
-  const rule = parseWindowRule(spec.rrule);
   // A duration stored before rules had maxima would put the window's end past the last valid date.
   const durationMs = ruleTimerMs(spec.durationMinutes * 60);
-  const wallNow = toWallClock(now, spec.timezone);
-  const latest = rule.before(wallNow, true);
-  if (latest && latest.getTime() + durationMs > wallNow.getTime()) {
-    return { inside: true, changesAt: fromWallClock(new Date(latest.getTime() + durationMs), spec.timezone) };
+  try {
+    const rule = parseRecurrence(spec.rrule);
+    const wallNow = toWallClock(now, spec.timezone).getTime();
+    const latest = latestStart(rule, wallNow, wallNow - durationMs);
+    if (latest !== undefined && latest + durationMs > wallNow) {
+      return { inside: true, changesAt: fromWallClock(new Date(latest + durationMs), spec.timezone) };
+    }
+    const searchedUntil = wallNow + RECURRENCE_LIMITS.horizonMs;
+    const next = nextStart(rule, wallNow, searchedUntil);
+    if (next.at !== undefined)
+      return { inside: false, changesAt: fromWallClock(new Date(next.at), spec.timezone) };
+    if (next.ended) return { inside: false };
+    return {
+      inside: false,
+      changesAt: fromWallClock(new Date(searchedUntil), spec.timezone),
+      searchedUntil: true,
+    };
+  } catch (error) {
+    return { inside: false, problem: (error as Error).message };
   }
-  const next = rule.after(wallNow, false);
-  return { inside: false, changesAt: next ? fromWallClock(next, spec.timezone) : undefined };
 }

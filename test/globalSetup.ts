@@ -11,11 +11,13 @@ import { migrate, openDatabase } from '../db/database';
 import { bundleWorkflows } from '../worker/workflowSource';
 import { ensureChromium } from './chromium';
 import { databaseUrl, HARNESS_ENV } from './harness';
+import { testPostgres } from './testPostgres';
 
 /**
  * Once per jest run: one Temporal dev server (in memory, our search attributes registered), one
  * migrated template database that each test file clones, and one workflow bundle for every worker.
- * What the suite needs on the machine (Temporal's CLI, OPA, Chromium) is found or got first.
+ * What the suite needs on the machine (Temporal's CLI, OPA, Chromium, a PostgreSQL: test/testPostgres.ts)
+ * is found or got first.
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
@@ -27,7 +29,8 @@ export default async function globalSetup(): Promise<void> {
   // Stacks find it in the cache (test/helpers/stack.ts).
   await ensureOpa(log);
   const chromium = await ensureChromium(log);
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const postgres = await testPostgres(log);
+  const adminUrl = postgres.adminUrl;
   const templateDatabase = `flightdeck_test_${runId}_template`;
 
   const [temporal, bundle] = await Promise.all([
@@ -48,6 +51,7 @@ export default async function globalSetup(): Promise<void> {
   // If jest is killed before its teardown runs, the guardian still stops the dev server.
   const guardian = startGuardian();
   guardian.watch({ pid: temporal.pid });
+  if (postgres.embedded) guardian.watch({ pid: postgres.embedded.pid, signal: 'INT' });
   const bundlePath = path.join(stateDir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
 
@@ -64,6 +68,7 @@ export default async function globalSetup(): Promise<void> {
     stateDir,
     adminUrl,
     runId,
+    postgres: postgres.embedded,
   };
   log(
     `Temporal ${temporal.address}, template database ${templateDatabase}, ready in ${Date.now() - started} ms`,

@@ -5,18 +5,31 @@ import type { TemporalDevServer } from '../cli/embedded/temporalServer';
 
 export default async function globalTeardown(): Promise<void> {
   const harness = (globalThis as Record<string, unknown>).__flightdeckHarness as
-    | { temporal: TemporalDevServer; guardian: Guardian; stateDir: string; adminUrl: string; runId: string }
+    | {
+        temporal: TemporalDevServer;
+        guardian: Guardian;
+        stateDir: string;
+        adminUrl: string;
+        runId: string;
+        postgres?: { stop(): Promise<void> };
+      }
     | undefined;
   if (!harness) return;
   await harness.temporal.stop();
-  harness.guardian.release();
   fs.rmSync(harness.stateDir, { recursive: true, force: true });
-  const admin = new Client({ connectionString: harness.adminUrl });
+  // The suite's own server goes with its databases; on anyone else's, the run's databases are dropped.
+  if (harness.postgres) await harness.postgres.stop();
+  else await dropRunDatabases(harness.adminUrl, harness.runId);
+  harness.guardian.release();
+}
+
+async function dropRunDatabases(adminUrl: string, runId: string): Promise<void> {
+  const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     const { rows } = await admin.query<{ datname: string }>(
       `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-      [`flightdeck_test_${harness.runId}_%`],
+      [`flightdeck_test_${runId}_%`],
     );
     for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {

@@ -2,7 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { OrchestrationMessage, ReleaseAdmission, ReleaseIdentity } from '../domain/orchestration';
 import { wakeSignal } from '../workflows/definitions';
 import { workflowIds } from '../workflows/ids';
-import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
+import { leaseTaskQueue, rolloutTaskQueue, webhookTaskQueue } from './taskQueues';
+import { approvalScopeWorkflow } from '../workflows/approvalScope';
 import { holdWorkflow } from '../workflows/hold';
 import { webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
 import { leaseWorkflow } from '../workflows/lease';
@@ -122,6 +123,8 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       return watchHold(client, taskQueue, message);
     case 'hold.end':
       return signalIfRunning(client, workflowIds.hold(message.holdId));
+    case 'approval.scope':
+      return recordApprovalScope(client, taskQueue, message);
     case 'webhook.deliver':
       return startWebhookDelivery(client, taskQueue, message);
   }
@@ -208,12 +211,31 @@ function watchHold(client: Client, taskQueue: string, message: MessageOf<'hold.w
   );
 }
 
-/** A webhook delivery trails the releases on their queue: a receiver's pace never holds a rollout. */
+/** An approval's scope, on the control queue: a person waits on it, and it is one per decision. */
+function recordApprovalScope(client: Client, taskQueue: string, message: MessageOf<'approval.scope'>) {
+  return startOnce(() =>
+    client.workflow.start(approvalScopeWorkflow, {
+      workflowId: workflowIds.approvalScope(message.approvalId, message.decision),
+      taskQueue: rolloutTaskQueue(taskQueue),
+      priority: CONTROL_PRIORITY,
+      args: [{ approvalId: message.approvalId, decision: message.decision }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+    }),
+  );
+}
+
+/**
+ * A webhook delivery runs on the webhooks' queue, in fair shares by workspace: a receiver's pace never
+ * holds a release or a rollout, and one workspace's backlog of slow receivers never holds another
+ * workspace's deliveries behind it. Its attempts inherit the fairness key.
+ */
 function startWebhookDelivery(client: Client, taskQueue: string, message: MessageOf<'webhook.deliver'>) {
   return startOnce(() =>
     client.workflow.start(webhookDeliveryWorkflow, {
       workflowId: workflowIds.webhookDelivery(message.deliveryId),
-      taskQueue,
+      taskQueue: webhookTaskQueue(taskQueue),
+      priority: { fairnessKey: message.workspaceId },
       args: [{ deliveryId: message.deliveryId }],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),

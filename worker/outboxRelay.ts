@@ -4,6 +4,12 @@ import { Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OUTBOX_CHANNEL, OUTBOX_LANE_SQL, OUTBOX_WEBHOOKS_WAKE } from '../db/outbox';
 import { ChannelListener } from '../db/channelListener';
+import {
+  ADMITTED_DELIVERIES_SQL,
+  DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE,
+  RECORD_ADMISSIONS_SQL,
+  WEBHOOK_ADMISSION_LOCK,
+} from '../db/webhookAdmissions';
 import type { OrchestrationMessage } from '../domain/orchestration';
 import { coalescingKey, leaseKey, settledLeases, type Dispatch } from './orchestrationDispatch';
 
@@ -16,24 +22,32 @@ export interface OutboxRelayOptions {
   concurrency?: number;
   /** Safety net for a lost notification; normally NOTIFY wakes the relay at commit. */
   pollIntervalMs?: number;
+  /** Webhook deliveries a workspace may start per minute (db/webhookAdmissions.ts). */
+  webhookDeliveriesPerMinute?: number;
 }
 
 /**
- * The relay serves four lanes, each its own loop over its own rows: the workflow starts of new
+ * The relay serves five lanes, each its own loop over its own rows: the workflow starts of new
  * releases (thousands per version, written by the fan-out), leases (a burst of claims is a burst of
  * lease workflows, which trail their claims), webhook deliveries (a webhook on `release.created`
- * gets one per release of a fan-out) and every other message (rollouts, wakes: each a person or an
- * agent waiting). A fan-out's backlog of starts or deliveries, or a burst of claims, thus never
- * delays a wake or the next version's rollout. Starts are taken a few at a time (twice the calls in
+ * gets one per release of a fan-out), the wake-ups of target rollouts (an inventory sync's, each a
+ * signal to a workflow busy with the sync's targets, slow on a busy server) and every other message
+ * (version rollouts, wakes: each a person or an agent waiting). A fan-out's backlog of starts or
+ * deliveries, a burst of claims or a sync thus never delays a wake or the next version's rollout: a
+ * version asked for right after a sync of 1,000 resources waited 1.3 s behind its target wake-ups
+ * (bench/fanout.ts, the sync-then-ship sequence). Starts are taken a few at a time (twice the calls in
  * flight), so the relays of several workers share a fan-out: each start hands the new workflow's
- * first task to the worker of the relay that made it. `lane` is the value of OUTBOX_LANE_SQL.
+ * first task to the worker of the relay that made it. Webhook deliveries are admitted by workspace,
+ * each up to its cap per minute (`paced`, db/webhookAdmissions.ts). `lane` is the value of
+ * OUTBOX_LANE_SQL.
  */
 const LANES = [
   { name: 'starts', lane: 1, few: true },
   { name: 'leases', lane: 2, few: false },
   { name: 'messages', lane: 0, few: false },
+  { name: 'target wakes', lane: 4, few: false },
   // Woken only by its own notification (OUTBOX_WEBHOOKS_WAKE): a claim's or a wake's leaves it asleep.
-  { name: 'webhooks', lane: 3, few: false, wokenBy: OUTBOX_WEBHOOKS_WAKE },
+  { name: 'webhooks', lane: 3, few: false, paced: true, wokenBy: OUTBOX_WEBHOOKS_WAKE },
 ] as const;
 
 type Lane = (typeof LANES)[number];
@@ -89,8 +103,11 @@ const FAIR_STARTS_SQL = `WITH RECURSIVE waiting AS (
       FOR UPDATE OF o SKIP LOCKED`;
 
 /**
- * While a version's fan-out writes its batches, release starts trail at this pace (starts per
- * batch, and a pause after it): the fan-out's SQL then has the CPU, and its jobs are queued sooner.
+ * While a version's fan-out writes its batches, or a version's rollout was asked for and has not
+ * written its first batch (up to 30 s), release starts trail at this pace (starts per batch, and a
+ * pause after it): the fan-out's SQL and its rollout's first workflow task then have the CPU, and its
+ * jobs are queued sooner. After an inventory sync, the synced targets' releases starting at full
+ * pace held a version's first workflow task 1.4 s (bench/fanout.ts, the sync-then-ship sequence).
  */
 const STARTS_DURING_FANOUT = 8;
 const PAUSE_DURING_FANOUT_MS = 1_000;
@@ -110,6 +127,7 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
+  private readonly webhookDeliveriesPerMinute: number;
   /** Whether a fan-out was writing batches when the starts lane last looked. */
   private fanoutBusy = false;
 
@@ -119,6 +137,8 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.concurrency = options.concurrency ?? 32;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.webhookDeliveriesPerMinute =
+      options.webhookDeliveriesPerMinute ?? DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE;
     this.listener = new ChannelListener({
       databaseUrl: options.databaseUrl,
       channel: OUTBOX_CHANNEL,
@@ -149,10 +169,32 @@ export class OutboxRelay {
   /** The starts to take now: fewer while a fan-out writes its batches (`rollout_batch_at`). */
   private async startsBatchSize(client: PoolClient): Promise<number> {
     const { rows } = await client.query<{ busy: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM deployment_version WHERE rollout_batch_at > now() - interval '3 seconds') AS busy`,
+      `SELECT EXISTS (SELECT 1 FROM deployment_version WHERE rollout_batch_at > now() - interval '3 seconds')
+           OR EXISTS (SELECT 1 FROM deployment_version
+                       WHERE rollout_status = 'pending' AND updated_at > now() - interval '30 seconds') AS busy`,
     );
     this.fanoutBusy = rows[0]?.busy === true;
     return this.fanoutBusy ? STARTS_DURING_FANOUT : this.concurrency * 2;
+  }
+
+  /** A lane's next rows, locked for this batch's transaction. */
+  private async nextRows(client: PoolClient, lane: Lane): Promise<OutboxRow[]> {
+    if (lane.few)
+      return (await client.query<OutboxRow>(FAIR_STARTS_SQL, [await this.startsBatchSize(client)])).rows;
+    if ('paced' in lane) {
+      // Another relay is admitting deliveries: this one leaves them to it until its next look.
+      const { rows } = await client.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS held', [
+        WEBHOOK_ADMISSION_LOCK,
+      ]);
+      if (!rows[0]?.held) return [];
+      return (
+        await client.query<OutboxRow>(ADMITTED_DELIVERIES_SQL, [
+          this.webhookDeliveriesPerMinute,
+          this.batchSize,
+        ])
+      ).rows;
+    }
+    return (await client.query<OutboxRow>(LANE_SQL, [lane.lane, this.batchSizeOf(lane)])).rows;
   }
 
   private wakeAll(): void {
@@ -202,10 +244,7 @@ export class OutboxRelay {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<OutboxRow>(
-        lane.few ? FAIR_STARTS_SQL : LANE_SQL,
-        lane.few ? [await this.startsBatchSize(client)] : [lane.lane, this.batchSizeOf(lane)],
-      );
+      const rows = await this.nextRows(client, lane);
       // A lease that started and ended within the batch needs no workflow: both rows are done.
       const settled = new Set<string | undefined>(settledLeases(rows.map((row) => row.payload)));
       const calls = new Map<string, OutboxRow[]>();
@@ -229,8 +268,16 @@ export class OutboxRelay {
         }
       });
       await Promise.all(workers);
-      const done = rows.filter((row) => !failures.has(row.id)).map((row) => row.id);
+      const succeeded = rows.filter((row) => !failures.has(row.id));
+      const done = succeeded.map((row) => row.id);
       if (done.length > 0) await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [done]);
+      if ('paced' in lane && done.length > 0) {
+        await client.query(RECORD_ADMISSIONS_SQL, [
+          succeeded.flatMap(({ payload }) =>
+            payload.kind === 'webhook.deliver' ? [payload.workspaceId] : [],
+          ),
+        ]);
+      }
       for (const row of rows.filter((r) => failures.has(r.id))) {
         const backoff = Math.min(MAX_BACKOFF_SECONDS, 2 ** Math.min(row.attempts, 10));
         await client.query(

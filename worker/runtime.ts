@@ -11,8 +11,8 @@ import type { RegoEngine } from '../domain/planValidation';
 import { createOrchestrationDispatch } from './orchestrationDispatch';
 import { OutboxRelay } from './outboxRelay';
 import { ensureSearchAttributes } from './searchAttributes';
-import { leaseTaskQueue, rolloutTaskQueue } from './taskQueues';
-import { leaseWorkerTuning, rolloutWorkerTuning, workerTuning } from './tuning';
+import { leaseTaskQueue, rolloutTaskQueue, webhookTaskQueue } from './taskQueues';
+import { leaseWorkerTuning, rolloutWorkerTuning, webhookWorkerTuning, workerTuning } from './tuning';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkflowSpans } from './tracing';
@@ -34,6 +34,10 @@ export interface WorkerRuntimeOptions {
   secrets: SecretBox;
   /** Where activities may send requests on a caller's behalf; default: public addresses only. */
   egress?: EgressPolicy;
+  /** Where webhook deliveries may go (never `egress`); default: public addresses only. */
+  webhookEgress?: EgressPolicy;
+  /** Webhook deliveries a workspace may start per minute (db/webhookAdmissions.ts default). */
+  webhookDeliveriesPerMinute?: number;
   /** Evaluates `planValidationOpa` rules (cli/opa.ts). */
   rego: RegoEngine;
   databaseUrl: string;
@@ -93,6 +97,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     orm: options.orm,
     secrets: options.secrets,
     egress: options.egress ?? DEFAULT_EGRESS_POLICY,
+    webhookEgress: options.webhookEgress ?? DEFAULT_EGRESS_POLICY,
     rego: options.rego,
   });
   const workerOf = (taskQueue: string, tuning: ReturnType<typeof workerTuning>) =>
@@ -108,16 +113,18 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       ...source,
       ...tuning,
     });
-  // Releases (and runbook runs) on the task queue; the rollouts that create them and the leases of
-  // agents' claims each on a queue and a worker of their own (worker/taskQueues.ts).
+  // Releases (and runbook runs) on the task queue; the rollouts that create them, the leases of
+  // agents' claims and webhook deliveries each on a queue and a worker of their own (worker/taskQueues.ts).
   const worker = await workerOf(temporal.taskQueue, workerTuning(options.workflowCacheMb));
   const rolloutWorker = await workerOf(rolloutTaskQueue(temporal.taskQueue), rolloutWorkerTuning());
   const leaseWorker = await workerOf(leaseTaskQueue(temporal.taskQueue), leaseWorkerTuning());
-  const workers = [worker, rolloutWorker, leaseWorker];
+  const webhookWorker = await workerOf(webhookTaskQueue(temporal.taskQueue), webhookWorkerTuning());
+  const workers = [worker, rolloutWorker, leaseWorker, webhookWorker];
   const relay = new OutboxRelay({
     databaseUrl: options.databaseUrl,
     dispatch: createOrchestrationDispatch(client, temporal.taskQueue),
     logger: logger.child({ component: 'outbox-relay' }),
+    webhookDeliveriesPerMinute: options.webhookDeliveriesPerMinute,
   });
   const done = Promise.all(workers.map((each) => each.run())).then(() => undefined);
   await relay.start();

@@ -4,7 +4,8 @@
  * behind the work it drives nor behind another driver's:
  * - rollouts (version and target rollouts), which create the releases;
  * - leases, one per claim, a thousand at once when agents are busy: a version's rollout waited
- *   two minutes behind their tasks when both shared a queue (bench/trailing.ts).
+ *   two minutes behind their tasks when both shared a queue (bench/trailing.ts);
+ * - webhook deliveries (`webhookTaskQueue`).
  */
 export function rolloutTaskQueue(taskQueue: string): string {
   return `${taskQueue}-rollout`;
@@ -18,7 +19,16 @@ export function leaseTaskQueue(taskQueue: string): string {
   return `${taskQueue}-control`;
 }
 
+/**
+ * Webhook deliveries: their attempts wait on tenants' receivers, up to a request's timeout each, so
+ * they take a few slots of their own (worker/tuning.ts) and never the releases'; deliveries that
+ * were started on the configured queue before they had this one finish there.
+ */
+export function webhookTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-webhooks`;
+}
+
 /** Every task queue of a deployment of Flightdeck whose configured queue is `taskQueue`. */
 export function allTaskQueues(taskQueue: string): string[] {
-  return [taskQueue, rolloutTaskQueue(taskQueue), leaseTaskQueue(taskQueue)];
+  return [taskQueue, rolloutTaskQueue(taskQueue), leaseTaskQueue(taskQueue), webhookTaskQueue(taskQueue)];
 }

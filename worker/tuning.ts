@@ -105,3 +105,21 @@ export function leaseWorkerTuning(): Partial<WorkerOptions> {
     maxCachedWorkflows: 200,
   };
 }
+
+/**
+ * The webhook worker (worker/taskQueues.ts): each attempt holds an activity slot for at most its
+ * request's timeout (domain/webhookAttempts.ts), so a few slots bound what receivers can hold of the
+ * worker, and Temporal hands a freed slot to the workspaces in turn (worker/orchestrationDispatch.ts).
+ * A delivery's workflow only schedules its attempt and ends, so few workflow slots and a small cache
+ * serve it.
+ */
+export function webhookWorkerTuning(): Partial<WorkerOptions> {
+  return {
+    maxConcurrentWorkflowTaskExecutions: 4,
+    maxConcurrentWorkflowTaskPolls: 2,
+    maxConcurrentActivityTaskExecutions: 10,
+    maxConcurrentActivityTaskPolls: 2,
+    maxConcurrentLocalActivityExecutions: 4,
+    maxCachedWorkflows: 20,
+  };
+}

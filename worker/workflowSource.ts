@@ -32,6 +32,7 @@ export const WORKFLOW_DOMAIN_MODULES = [
   'releases',
   'ruleLimits',
   'runbookRunProgress',
+  'webhookAttempts',
 ];
 
 /**

@@ -104,3 +104,10 @@ export interface RunbookRunJobs {
 export interface HoldApplied {
   nextChangeAt?: string;
 }
+
+/** An approval's scope: whether it was recorded (not when the decision was replaced meanwhile), its size, the releases woken. */
+export interface ApprovalScopeRecorded {
+  recorded: boolean;
+  digests: number;
+  releasesWoken: number;
+}

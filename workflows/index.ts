@@ -1,5 +1,6 @@
 // The worker bundles this file and everything it imports into the workflow sandbox: import only
 // deterministic code here (domain/, @temporalio/workflow), never I/O.
+export { approvalScopeWorkflow } from './approvalScope';
 export { holdWorkflow } from './hold';
 export { leaseWorkflow } from './lease';
 export { releaseWorkflow } from './release';

@@ -40,8 +40,8 @@ export interface LeaseWorkflowInput {
 export type LeaseOutcome = 'released' | 'expired' | 'gone';
 
 /**
- * `lease/<jobId>/<claimId>`: the reaper of one claim (phase V2), a durable timer instead of a
- * periodic sweep. Started (through the outbox, trailing the claim) with the claim's deadline, it
+ * `lease/<jobId>/<claimId>`: the reaper of one claim (docs/design.md "Lease workflow"), a durable timer
+ * instead of a periodic sweep. Started (through the outbox, trailing the claim) with the claim's deadline, it
  * sleeps until then. Heartbeats move the deadline in the database without telling it: when the
  * timer runs out it sweeps — every claim whose deadline has passed is expired in one statement,
  * its own and those of leases whose timers have not fired yet or whose workflows have not started

@@ -1,15 +1,21 @@
 import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY } from '../domain/webhookAttempts';
 
 /**
  * Each attempt is an activity of its own, retried by Temporal with backoff (1 s, growing by half
  * each time, at most 10 minutes apart) for two hours: a receiver down for a while gets the event
- * when it is back (docs/behaviour.md "Webhooks").
+ * when it is back (docs/behaviour.md "Webhooks"). Temporal times an attempt out just after its
+ * request's own timeout (domain/webhookAttempts.ts).
  */
 const send = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '2 hours',
-  retry: { initialInterval: '1 second', backoffCoefficient: 1.5, maximumInterval: '10 minutes' },
+  startToCloseTimeout: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  scheduleToCloseTimeout: WEBHOOK_RETRY.totalMs,
+  retry: {
+    initialInterval: WEBHOOK_RETRY.initialIntervalMs,
+    backoffCoefficient: WEBHOOK_RETRY.backoffCoefficient,
+    maximumInterval: WEBHOOK_RETRY.maximumIntervalMs,
+  },
 });
 
 const steps = proxyLocalActivities<Activities>({

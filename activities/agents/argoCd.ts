@@ -1,6 +1,6 @@
 import type { Job } from '../../db/entities';
 import { openTree } from '../../db/sensitiveValues';
-import { ArgoCdConfig } from '../../domain/jobAgents';
+import { ArgoCdConfig, argoCdServerUrl } from '../../domain/jobAgents';
 import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import { renderTemplate, templateContext, TemplateError } from '../../domain/templates';
 import {
@@ -119,7 +119,7 @@ function targetFor(
   });
   if (missing) return missing;
   return {
-    api: new ArgoCdApi(egress, config.server_url!.replace(/\/$/, ''), apiKey!),
+    api: new ArgoCdApi(egress, argoCdServerUrl(config.server_url!).replace(/\/$/, ''), apiKey!),
     template: config.template!,
   };
 }

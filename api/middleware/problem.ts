@@ -5,6 +5,7 @@ import {
   ForbiddenError,
   NotFoundError,
   OverBudgetError,
+  RateLimitedError,
   UnauthenticatedError,
   UnavailableError,
   ValidationError,
@@ -42,6 +43,7 @@ const STATUS_OF = new Map<abstract new (...args: never[]) => FlightdeckError, nu
   [NotFoundError, 404],
   [ConflictError, 409],
   [OverBudgetError, 422],
+  [RateLimitedError, 429],
   [UnavailableError, 503],
 ]);
 
@@ -140,6 +142,7 @@ export function problemMiddleware(): Middleware<AppState> {
       ctx.type = PROBLEM_CONTENT_TYPE;
       ctx.body = { ...body, instance: ctx.path, requestId: ctx.state.requestId };
       if (body.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="flightdeck", charset="UTF-8"');
+      if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
     }
   };
 }

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { ForbiddenError } from '../../domain/errors';
 
 /**
@@ -6,6 +6,8 @@ import { ForbiddenError } from '../../domain/errors';
  * values. A plain-HTTP request is accepted only when insecure pull is explicitly enabled, from the
  * loopback interface when no forwarding header says it came from further away (a local reverse
  * proxy forwarding plain HTTP), or from a trusted proxy whose chain says the client used HTTPS.
+ * The rollout board reads the client's scheme the same way, for its cookie's `Secure` flag and its
+ * own origin (api/routes/ui.ts).
  */
 export interface TransportPolicy {
   trustedProxies: readonly string[];
@@ -115,22 +117,25 @@ function forwardedScheme(header: string, trusted: Set<string>): string | undefin
   return hops[hop]?.proto?.toLowerCase();
 }
 
+/** The connection's transport, as the checks below read it. */
+export function requestTransport(request: IncomingMessage): RequestTransport {
+  return {
+    encrypted: Boolean((request.socket as { encrypted?: boolean }).encrypted),
+    remoteAddress: request.socket.remoteAddress,
+    headers: request.headers,
+  };
+}
+
 /**
- * Whether a pull request counts as TLS. From a trusted proxy, every forwarding scheme it sent
- * (`X-Forwarded-Proto`, `Forwarded`) must say `https`, and at least one must: a proxy that writes
- * one of them passes the other on as the client wrote it, so a forged header can only refuse. From
- * any other peer, forwarding headers count for nothing, and loopback is TLS only without any.
+ * Whether the client reached us over TLS: the connection is encrypted, or the peer is a trusted
+ * proxy and every forwarding scheme it sent (`X-Forwarded-Proto`, `Forwarded`) says `https`, at
+ * least one of them: a proxy that writes one of them passes the other on as the client wrote it, so
+ * a forged header can only refuse. From any other peer, forwarding headers count for nothing.
  */
-export function isSecureForPull(request: RequestTransport, policy: TransportPolicy): boolean {
-  if (request.encrypted || policy.allowInsecurePull) return true;
-  const trusted = new Set(policy.trustedProxies.map(normalize));
-  const remote = normalize(request.remoteAddress ?? '');
-  if (!trusted.has(remote)) {
-    const forwarded = Object.keys(request.headers).some((name) =>
-      FORWARDING_HEADERS.test(name.toLowerCase()),
-    );
-    return LOOPBACK.test(remote) && !forwarded;
-  }
+export function clientUsedTls(request: RequestTransport, trustedProxies: readonly string[]): boolean {
+  if (request.encrypted) return true;
+  const trusted = new Set(trustedProxies.map(normalize));
+  if (!trusted.has(normalize(request.remoteAddress ?? ''))) return false;
   const schemes = [
     ...(request.headers['x-forwarded-proto'] !== undefined
       ? [xForwardedScheme(request.headers, trusted)]
@@ -140,6 +145,18 @@ export function isSecureForPull(request: RequestTransport, policy: TransportPoli
       : []),
   ];
   return schemes.length > 0 && schemes.every((scheme) => scheme === 'https');
+}
+
+/**
+ * Whether a pull request counts as TLS: the client used TLS (`clientUsedTls`), or it came from
+ * loopback, not through a trusted proxy, without any forwarding header.
+ */
+export function isSecureForPull(request: RequestTransport, policy: TransportPolicy): boolean {
+  if (policy.allowInsecurePull || clientUsedTls(request, policy.trustedProxies)) return true;
+  const remote = normalize(request.remoteAddress ?? '');
+  if (policy.trustedProxies.some((proxy) => normalize(proxy) === remote)) return false;
+  const forwarded = Object.keys(request.headers).some((name) => FORWARDING_HEADERS.test(name.toLowerCase()));
+  return LOOPBACK.test(remote) && !forwarded;
 }
 
 export function assertSecureForPull(request: RequestTransport, policy: TransportPolicy): void {

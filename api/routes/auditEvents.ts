@@ -22,7 +22,11 @@ export const auditEventRoutes = [
       const filter = query.cel ? new CelQuery('event', query.cel) : undefined;
       const page = await ctx.state.stores.audit.list(
         params.workspaceId,
-        { limit: query.limit, ...(query.after ? { after: query.after } : {}) },
+        {
+          limit: query.limit,
+          ...(query.after ? { after: query.after } : {}),
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+        },
         filter,
       );
       return { status: 200, body: pageResponse(page, toAuditEvent) };

@@ -92,7 +92,7 @@ export const pullRoutes = [
     path: '/workspaces/{workspaceId}/jobs/{jobId}/heartbeat',
     audit: false,
     pull: true,
-    summary: "Extend a claim's lease to now + its length (phase V2)",
+    summary: "Extend a claim's lease to now + its length",
     description:
       "Touches only the claim record. Once the job's cancel was asked the answer says cancelRequested with a " +
       'cancelDeadline, and the lease is not extended past it: stop the job and report cancelled. 404 for an unknown ' +
@@ -160,7 +160,7 @@ export const pullRoutes = [
     pull: true,
     summary: 'Give an in_progress job back to the queue',
     description:
-      'The manual recovery of phase V1 (an agent died), and how an agent gives a job back cleanly.',
+      'The manual recovery of a job whose agent died without a lease, and how an agent gives a job back cleanly.',
     tags,
     auth: 'apiKey',
     params: JobParams,

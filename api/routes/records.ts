@@ -1,13 +1,13 @@
 import type { ZodObject, ZodType } from 'zod';
 import type { Stores } from '../../db/stores';
 import type { Upserted } from '../../db/stores/common';
-import type { Page, PageRequest } from '../../domain/pagination';
+import type { FilterPageRequest, Page } from '../../domain/pagination';
 import { CelQuery, type HeldSelector, type RecordScope } from '../../domain/selectors';
 import { route, type ResponseSpec, type Route } from '../route';
 import {
   accepted,
   AcceptedSchema,
-  celQuery,
+  filteredPageQuery,
   pageOf,
   pageQuery,
   savedMessage,
@@ -22,7 +22,7 @@ export interface RecordStore<R> {
   create?(workspaceId: string, input: never): Promise<R>;
   upsert(workspaceId: string, id: string, input: never): Promise<Upserted<R>>;
   get(workspaceId: string, id: string): Promise<R>;
-  list(workspaceId: string, page: PageRequest, filter?: CelQuery<RecordScope>): Promise<Page<R>>;
+  list(workspaceId: string, page: FilterPageRequest, filter?: CelQuery<RecordScope>): Promise<Page<R>>;
   /** Answers the deleted record, or nothing. */
   delete(workspaceId: string, id: string): Promise<R | void>;
 }
@@ -148,7 +148,7 @@ function listRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
     tags,
     auth: 'apiKey',
     params: WorkspaceParams,
-    query: filter ? pageQuery().extend({ cel: celQuery(filter.scope) }) : pageQuery(),
+    query: filter ? filteredPageQuery(filter.scope) : pageQuery(),
     responses: {
       200: {
         description: `${spec.noun}s`,

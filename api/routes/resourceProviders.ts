@@ -21,14 +21,14 @@ export const resourceProviderRoutes = [
     path: '/workspaces/{workspaceId}/resource-providers',
     summary: 'Create the resource provider with this name, or find it',
     description:
-      'Keyed by name: a provider of that name keeps its id (and its metadata unless `metadata` is given).',
+      'Keyed by name: a provider of that name keeps its id (and its metadata unless `metadata` is given). An `id` naming one of the workspace’s providers under another name renames it, keeping its resources.',
     tags,
     auth: 'apiKey',
     params: WorkspaceParams,
     body: UpsertResourceProviderBody,
     responses: {
       202: { description: 'The provider', schema: ResourceProviderSchema },
-      409: { description: 'The id given belongs to another provider' },
+      409: { description: 'The id given belongs to another provider, or the new name to another' },
     },
     async handle(ctx, { params, body }) {
       const { record, created } = await ctx.state.stores.resourceProviders.upsertByName(

@@ -6,9 +6,8 @@ import { callerWorkspace, route } from '../route';
 import {
   accepted,
   AcceptedSchema,
-  celQuery,
+  filteredPageQuery,
   pageOf,
-  pageQuery,
   upserted,
   upsertResponses,
   withMessage,
@@ -103,13 +102,14 @@ export const resourceRoutes = [
     tags,
     auth: 'apiKey',
     params: ResourceIdentifierParams,
-    responses: { 202: { description: 'Deleted', schema: AcceptedSchema } },
+    // 200, not the 202 of a delete by id: Ctrlplane's clients expect 200 here (README, API overview).
+    responses: { 200: { description: 'Deleted', schema: AcceptedSchema } },
     async handle(ctx, { params }) {
       const resource = await ctx.state.stores.resources.deleteByIdentifier(
         params.workspaceId,
         params.identifier,
       );
-      return accepted(resource.id, 'Resource deleted');
+      return { status: 200, body: { id: resource.id, message: 'Resource deleted' } };
     },
   }),
   route({
@@ -119,7 +119,7 @@ export const resourceRoutes = [
     tags,
     auth: 'apiKey',
     params: WorkspaceParams,
-    query: pageQuery().extend({ cel: celQuery('resource') }),
+    query: filteredPageQuery('resource'),
     responses: { 200: { description: 'Resources', schema: pageOf(ResourceSchema, 'ResourcePage') } },
     async handle(ctx, { params, query }) {
       const filter = query.cel ? new CelQuery('resource', query.cel) : undefined;

@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors';
-import type { Principal } from '../../domain/principal';
+import type { ApiKeyPrincipal, Principal } from '../../domain/principal';
 import { isUuid } from '../../domain/uuid';
 import { authorize } from '../middleware/auth';
+import { sameOriginWrites } from '../middleware/sameOrigin';
+import { clientUsedTls, requestTransport } from '../middleware/transport';
 import {
   audited,
   toFieldIssues,
@@ -18,12 +20,14 @@ import { toJobAgent } from '../schemas/jobAgent';
 import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
 import { HoldBody, toHold } from '../schemas/hold';
 import { PolicySkipBody, toPolicySkip } from '../schemas/policySkip';
-import { toApproval } from '../schemas/release';
+import { ApprovalBody, toApproval } from '../schemas/release';
 import { toAuditEvent } from '../schemas/auditEvent';
 
-/** The cookie that keeps the board's API key: sent back only to /ui, never readable by scripts. */
-const COOKIE = 'flightdeck_key';
-const COOKIE_MAX_AGE_MS = 12 * 60 * 60 * 1000;
+/**
+ * The cookie that keeps the board's session id (db/stores/boardSessions.ts), never the key: sent
+ * back only to /ui, never readable by scripts.
+ */
+const COOKIE = 'flightdeck_session';
 
 const SECURITY_HEADERS = {
   'Content-Security-Policy':
@@ -49,7 +53,7 @@ const filterValues = (one: z.ZodString) =>
     .optional();
 
 /** The board's approve action: the release whose version is approved in its environment. */
-const BoardApproval = z.strictObject({ releaseId: z.uuid(), reason: z.string().max(2000).optional() });
+const BoardApproval = z.strictObject({ releaseId: z.uuid(), reason: ApprovalBody.shape.reason });
 
 /** board.json's query: the page's URL carries the same parameters. */
 const BoardQuery = z.strictObject({
@@ -94,10 +98,6 @@ function idParam(ctx: AppContext, name: string, kind: string): string {
   return id;
 }
 
-/**
- * The workspace a board key reads, authorized as the API authorizes its routes: the board is not a
- * pull endpoint, so a key scoped to one job agent is refused (403 `agent_scope`).
- */
 /** A board action: run as the signed-in key and audited as the API write it stands for. */
 async function boardAction(
   ctx: AppContext,
@@ -112,10 +112,38 @@ async function boardAction(
   ctx.body = result.body;
 }
 
-function boardWorkspace(principal: Principal | undefined, refusal: string): string {
+/**
+ * The board's key, authorized as the API authorizes its routes: the board is not a pull endpoint,
+ * so a key scoped to one job agent is refused (403 `agent_scope`).
+ */
+function boardKey(principal: Principal | undefined, refusal: string): ApiKeyPrincipal {
   if (principal?.kind !== 'apiKey') throw new UnauthenticatedError(refusal);
   authorize(principal, { pull: false, workspaceId: principal.workspaceId });
-  return principal.workspaceId;
+  return principal;
+}
+
+/**
+ * Sets the board's cookie (cleared by an empty value that expired long ago), `Secure` when the
+ * client used TLS as read through the trusted proxies: Koa's own `ctx.secure` believes
+ * X-Forwarded-Proto from any peer.
+ */
+function setSessionCookie(
+  ctx: AppContext,
+  trustedProxies: readonly string[],
+  value: string,
+  expires: Date,
+): void {
+  const tls = clientUsedTls(requestTransport(ctx.req), trustedProxies);
+  // The cookie jar refuses a Secure cookie over a plain connection unless told the client used TLS.
+  ctx.cookies.secure = tls;
+  ctx.cookies.set(COOKIE, value, {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: tls,
+    path: '/ui',
+    expires,
+    overwrite: true,
+  });
 }
 
 /** The workspace of the board's cookie; 401 without a valid one, 403 for an agent's key. */
@@ -123,14 +151,15 @@ async function signedIn(ctx: AppContext): Promise<string> {
   return (await signedInAs(ctx)).workspaceId;
 }
 
-/** The workspace of the board's cookie and the key that acts through it (the board's actions are the key's). */
+/**
+ * The workspace of the board's cookie and the key that acts through it (the board's actions are the
+ * key's): the session's key, authorized afresh on every request.
+ */
 async function signedInAs(ctx: AppContext): Promise<{ workspaceId: string; principal: Principal }> {
-  const key = ctx.cookies.get(COOKIE);
-  const principal = key ? await ctx.state.stores.apiKeys.authenticate(key) : undefined;
-  return {
-    workspaceId: boardWorkspace(principal, 'Sign in to the board with an API key'),
-    principal: principal!,
-  };
+  const sessionId = ctx.cookies.get(COOKIE);
+  const principal = sessionId ? await ctx.state.stores.boardSessions.resolve(sessionId) : undefined;
+  const key = boardKey(principal, 'Sign in to the board with an API key');
+  return { workspaceId: key.workspaceId, principal: key };
 }
 
 /** A board action's body, as the API's route for it validates it; 400 (problem+json) otherwise. */
@@ -164,12 +193,15 @@ async function boardLevers(ctx: AppContext, workspaceId: string) {
 
 /**
  * The rollout board (`/ui`): a page of our own that signs in with a workspace API key (not a key
- * scoped to one job agent), kept in an HttpOnly, SameSite=Strict cookie scoped to /ui, and reads
- * the board as JSON through it. The cookie authenticates /ui paths only; the API itself never
- * reads it.
+ * scoped to one job agent), opening a server-side session whose id is kept in an HttpOnly,
+ * SameSite=Strict cookie scoped to /ui (`Secure` when the client used TLS, as read through
+ * `trustedProxies`), and reads the board as JSON through it. The cookie authenticates /ui paths
+ * only; the API itself never reads it. Its writes (sign-in, sign-out, actions) come from its own
+ * pages only.
  */
-export function uiRouter(links: BoardLinks): Router<AppState> {
+export function uiRouter(links: BoardLinks, trustedProxies: readonly string[]): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/ui' });
+  router.use(sameOriginWrites(trustedProxies));
   const asset = (path: string, type: string, body: string) =>
     router.get(path, (ctx) => {
       ctx.set(SECURITY_HEADERS);
@@ -188,25 +220,16 @@ export function uiRouter(links: BoardLinks): Router<AppState> {
       typeof apiKey === 'string' && apiKey.length <= 512
         ? await ctx.state.stores.apiKeys.authenticate(apiKey)
         : undefined;
-    boardWorkspace(principal, 'That API key is not valid');
-    ctx.cookies.set(COOKIE, apiKey as string, {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: ctx.secure,
-      path: '/ui',
-      maxAge: COOKIE_MAX_AGE_MS,
-      overwrite: true,
-    });
+    const session = await ctx.state.stores.boardSessions.open(
+      boardKey(principal, 'That API key is not valid'),
+    );
+    setSessionCookie(ctx, trustedProxies, session.sessionId, session.expiresAt);
     ctx.status = 204;
   });
-  router.delete('/session', (ctx) => {
-    ctx.cookies.set(COOKIE, '', {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/ui',
-      maxAge: 0,
-      overwrite: true,
-    });
+  router.delete('/session', async (ctx) => {
+    const sessionId = ctx.cookies.get(COOKIE);
+    if (sessionId) await ctx.state.stores.boardSessions.end(sessionId);
+    setSessionCookie(ctx, trustedProxies, '', new Date(0));
     ctx.status = 204;
   });
 

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../../db/entities';
-import { celQuery, iso, pageOf, queryInteger } from './common';
+import { celQuery, FilterCursorQuery, iso, pageOf, queryInteger } from './common';
 import { z } from './zod';
 
 export const AuditEventQuery = z.object({
@@ -8,6 +8,7 @@ export const AuditEventQuery = z.object({
     description: 'The id of the last event of the previous page: this page holds the events before it',
   }),
   limit: queryInteger(1, 1000).default(50).openapi({ default: 50 }),
+  cursor: FilterCursorQuery,
 });
 
 export const AuditEventSchema = z

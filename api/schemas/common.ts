@@ -1,4 +1,5 @@
 import { celExpression, undoExtraEncoding } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import type { Page } from '../../domain/pagination';
 import { SELECTOR_SCOPES, type SelectorScope } from '../../domain/selectors';
 import { z } from './zod';
@@ -79,9 +80,17 @@ export function pageOf<T extends z.ZodType>(item: T, name: string) {
       total: z.number().int(),
       limit: z.number().int(),
       offset: z.number().int(),
+      totalIsExact: z.boolean().optional().openapi({
+        description:
+          'Present on a list given a `cel` filter. True: `total` is exact. False: the filter was judged record by record and this request stopped reading before the end of the list, so `total` is a lower bound (the matches found so far); follow `nextCursor` to read on',
+      }),
+      nextCursor: z.string().optional().openapi({
+        description:
+          'Present on a list given a `cel` filter when matches may follow this page: pass it as `cursor`, with the same `cel` and other conditions, for the next page. Following it until it is absent reaches every match',
+      }),
       scanLimit: z.number().int().optional().openapi({
         description:
-          'Present when a `cel` filter stopped reading after this many records: `total` counts the matches among them only; narrow the filter to reach later records',
+          'Present when a `cel` filter judged record by record stopped reading after this many records (`totalIsExact` is then false and `nextCursor` reads on)',
       }),
       countLimit: z.number().int().optional().openapi({
         description:
@@ -103,15 +112,18 @@ export function ifPresent<K extends string, V>(key: K, value: V | null | undefin
 }
 export const isoOrNull = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 
-export const Slug = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9]+([-_.][A-Za-z0-9]+)*$/, 'letters, digits and single - _ . separators');
+export const Slug = displayText(
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9]+([-_.][A-Za-z0-9]+)*$/, 'letters, digits and single - _ . separators'),
+  'single',
+);
 
-export const Name = z.string().trim().min(1).max(200);
+export const Name = displayText(z.string().trim().min(1).max(200), 'single');
 
-export const Description = z.string().max(4000).nullish();
+export const Description = displayText(z.string().max(4000), 'multi').nullish();
 
 /** The answer to a DELETE: the record is gone (Ctrlplane answers deletes with 202 and this shape). */
 export const AcceptedSchema = z.object({ id: z.string(), message: z.string() }).openapi('Accepted');
@@ -152,6 +164,17 @@ export function withMessage<S extends z.ZodObject>(schema: S, name: string) {
 /** The responses of a PUT that creates or replaces. */
 export function upsertResponses<S>(schema: S) {
   return { 202: { description: 'Created or replaced; what follows from it happens next', schema } };
+}
+
+/** `cursor`: the `nextCursor` of a filtered list's previous page. */
+export const FilterCursorQuery = z.string().min(1).max(512).optional().openapi({
+  description:
+    'The `nextCursor` of the previous page, given with the same `cel` and other conditions (and no `offset`): the page after it',
+});
+
+/** The page query of a list that takes a `cel` filter over `scope`. */
+export function filteredPageQuery(scope: SelectorScope) {
+  return pageQuery().extend({ cel: celQuery(scope), cursor: FilterCursorQuery });
 }
 
 /** `?cel=` on lists that take a filter (also as Ctrlplane's CLI encodes it, once too often). */

@@ -1,4 +1,5 @@
 import type { DeploymentPlan } from '../../db/stores/deploymentPlans';
+import { displayText } from '../../domain/displayText';
 import { JsonObjectSchema, MetadataSchema, Timestamp } from './common';
 import { z } from './zod';
 
@@ -47,8 +48,8 @@ export const DeploymentPlanSchema = z
 export const CreatePlanBody = z
   .object({
     version: z.object({
-      tag: z.string().trim().min(1).max(255),
-      name: z.string().max(255).optional(),
+      tag: displayText(z.string().trim().min(1).max(255), 'single'),
+      name: displayText(z.string().max(255), 'single').optional(),
       config: JsonObjectSchema.optional(),
       jobAgentConfig: JsonObjectSchema.optional(),
       metadata: MetadataSchema.optional(),

@@ -1,5 +1,6 @@
 import type { Hold } from '../../db/entities';
 import { celExpression } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import { MAX_RULE_SECONDS } from '../../domain/ruleLimits';
 import { windowProblems } from '../../domain/windows';
 import { ifPresent, iso, pageOf, pageQuery, Timestamp, WorkspaceParams } from './common';
@@ -21,10 +22,15 @@ const HoldScheduleSchema = z
     timeZone: z.string().max(100).default('UTC').openapi({ description: 'IANA time zone of the rule' }),
   })
   .superRefine((schedule, ctx) => {
-    for (const { path, message } of windowProblems(schedule.rrule, schedule.timeZone, {
-      rrule: 'rrule',
-      timeZone: 'timeZone',
-    }))
+    for (const { path, message } of windowProblems(
+      schedule.rrule,
+      schedule.timeZone,
+      {
+        rrule: 'rrule',
+        timeZone: 'timeZone',
+      },
+      new Date(),
+    ))
       ctx.addIssue({ code: 'custom', path: [path], message });
   })
   .openapi('HoldSchedule');
@@ -40,7 +46,7 @@ export const HoldBody = z
         'block: no new job starts and queued jobs are kept from agents; pin: the targets stay on `versionId`',
     }),
     versionId: z.uuid().optional().openapi({ description: 'The version a pin keeps (a pin only)' }),
-    reason: z.string().trim().min(1).max(2000),
+    reason: displayText(z.string().trim().min(1).max(2000), 'multi'),
     expiresAt: Timestamp.optional().openapi({
       description: 'When the hold ends by itself; until deleted when absent',
     }),

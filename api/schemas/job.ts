@@ -1,5 +1,6 @@
 import type { Job, JobVerification } from '../../db/entities';
 import { redactMetricHeaders, redactTree } from '../../db/sensitiveValues';
+import { displayText } from '../../domain/displayText';
 import { JOB_STATUSES, normalizeJobStatus } from '../../domain/jobStatus';
 import { releaseTargetKey } from '../../domain/releaseTargets';
 import { ifPresent, iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
@@ -94,7 +95,7 @@ export const JobStatusAcceptedSchema = z
 export const JobStatusBody = z
   .object({
     status: JobStatusInput,
-    message: z.string().max(10_000).nullish(),
+    message: displayText(z.string().max(10_000), 'multi').nullish(),
     externalId: z.string().max(1000).nullish(),
     claim_id: z
       .uuid()

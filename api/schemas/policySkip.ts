@@ -1,4 +1,5 @@
 import type { PolicySkip } from '../../db/entities';
+import { displayText } from '../../domain/displayText';
 import { ifPresent, iso, pageOf, pageQuery, Timestamp, WorkspaceParams } from './common';
 import { z } from './zod';
 
@@ -8,7 +9,7 @@ export const PolicySkipBody = z
     versionId: z.uuid().openapi({ description: 'The version whose releases pass it' }),
     environmentId: z.uuid().optional().openapi({ description: 'Only in this environment' }),
     resourceId: z.uuid().optional().openapi({ description: 'Only on this resource' }),
-    reason: z.string().trim().min(1).max(2000),
+    reason: displayText(z.string().trim().min(1).max(2000), 'multi'),
     expiresAt: Timestamp.optional().openapi({
       description:
         'When the skip stops counting: in the future and within the maximum life (FLIGHTDECK_POLICY_SKIP_MAX_SECONDS); the default life (FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS) when absent',

@@ -1,4 +1,5 @@
 import type { LegacyQueueItem, PollItem } from '../../engine/jobMoves/pull';
+import { displayText } from '../../domain/displayText';
 import { JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { JobSchema, JobStatusInput, JobStatusSchema } from './job';
 import { z } from './zod';
@@ -45,8 +46,8 @@ export const ClaimedJobSchema = JobSchema.extend({
     .number()
     .int()
     .optional()
-    .openapi({ description: 'Phase V2: the lease length; heartbeat well within it' }),
-  claim_id: z.uuid().optional().openapi({ description: 'Phase V2: the fencing token of this claim' }),
+    .openapi({ description: 'Under a lease: its length in seconds; heartbeat well within it' }),
+  claim_id: z.uuid().optional().openapi({ description: 'Under a lease: the fencing token of this claim' }),
   claim_expires_at: Timestamp.optional(),
 }).openapi('ClaimedJob');
 
@@ -88,7 +89,7 @@ export const LegacyQueueSchema = z
 export const LegacyJobUpdateBody = z
   .object({
     status: JobStatusInput.optional(),
-    message: z.string().max(10_000).nullish(),
+    message: displayText(z.string().max(10_000), 'multi').nullish(),
     externalId: z.string().max(1000).nullish(),
   })
   .refine(

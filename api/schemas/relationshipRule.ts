@@ -1,8 +1,9 @@
 import type { RelationshipRule } from '../../db/entities';
 import { celExpression } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import { RELATIONSHIP_REFERENCE } from '../../domain/relationships';
 import { isBuiltinReference } from '../../domain/variables';
-import { iso, MetadataSchema, Name, Timestamp } from './common';
+import { Description, iso, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
 
 export const RelationshipRuleSchema = z
@@ -22,10 +23,11 @@ export const RelationshipRuleSchema = z
 export const RelationshipRuleBody = z
   .object({
     name: Name,
-    description: z.string().max(4000).nullish(),
-    reference: z
-      .string()
-      .regex(RELATIONSHIP_REFERENCE, 'a letter, then letters, digits, "_" or "-" (at most 63)')
+    description: Description,
+    reference: displayText(
+      z.string().regex(RELATIONSHIP_REFERENCE, 'a letter, then letters, digits, "_" or "-" (at most 63)'),
+      'single',
+    )
       .refine((reference) => !isBuiltinReference(reference), 'names a record a reference reaches directly')
       .openapi({
         description: 'What variable values write as `{reference, path}` to read the related resource',

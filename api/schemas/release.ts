@@ -1,6 +1,7 @@
 import type { Approval, DeploymentVersion, Job, Release } from '../../db/entities';
 import type { ShownRelease } from '../../db/stores/releases';
 import { isSealedValue, redactTree } from '../../db/sensitiveValues';
+import { displayText } from '../../domain/displayText';
 import { RELEASE_PHASES } from '../../domain/releases';
 import { releaseTargetKey } from '../../domain/releaseTargets';
 import { iso, isoOrNull, JsonObjectSchema, pageQuery, Timestamp } from './common';
@@ -147,7 +148,7 @@ export const RedeployBody = z
     overridePolicies: z.boolean().optional().openapi({
       description: 'Start the new job without approvals, windows or progression; needs a reason',
     }),
-    reason: z.string().trim().min(1).max(2000).optional(),
+    reason: displayText(z.string().trim().min(1).max(2000), 'multi').optional(),
   })
   .refine((body) => !body.overridePolicies || body.reason !== undefined, {
     path: ['reason'],
@@ -165,13 +166,15 @@ export const ReleaseListQuery = pageQuery().extend({
 
 export const ReleaseParams = z.object({ workspaceId: z.uuid(), releaseId: z.uuid() });
 
-export const ApprovalBody = z.object({ reason: z.string().max(2000).optional() }).openapi('ApprovalInput');
+export const ApprovalBody = z
+  .object({ reason: displayText(z.string().max(2000), 'multi').optional() })
+  .openapi('ApprovalInput');
 
 export const UserApprovalRecordsBody = z
   .object({
     status: z.enum(['approved', 'rejected']),
     environmentIds: z.array(z.uuid()).min(1).max(100),
-    reason: z.string().max(2000).optional(),
+    reason: displayText(z.string().max(2000), 'multi').optional(),
   })
   .openapi('UserApprovalRecordsInput');
 

@@ -1,8 +1,9 @@
 import type { Resource, ResourceVariable } from '../../db/entities';
 import type { ResourceVariableInput } from '../../db/stores/resources';
 import { showValue } from '../../db/sensitiveValues';
+import { displayText } from '../../domain/displayText';
 import { isRedactedMarker } from '../../domain/sensitive';
-import { ifPresent, iso, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
+import { ifPresent, iso, isoOrNull, JsonObjectSchema, MetadataSchema, Name, Timestamp } from './common';
 import { z } from './zod';
 
 /** A JSON value other than null: a variable that has no value is left out. */
@@ -47,7 +48,8 @@ export const ResourceVariablesBody = z
   )
   .openapi('ResourceVariablesInput');
 
-const Identifier = z.string().min(1).max(1000);
+const Identifier = displayText(z.string().min(1).max(1000), 'single');
+const Field = displayText(z.string().min(1).max(255), 'single');
 
 export const ResourceSchema = z
   .object({
@@ -60,7 +62,7 @@ export const ResourceSchema = z
     metadata: MetadataSchema,
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    deletedAt: Timestamp.optional().openapi({ description: 'When it was deleted; absent while it is live' }),
+    deletedAt: Timestamp.nullable().openapi({ description: 'When it was deleted; null while it is live' }),
     workspaceId: z.uuid(),
     providerId: z
       .uuid()
@@ -79,8 +81,8 @@ export const PatchedResourceSchema = ResourceSchema.extend({
 export const UpsertResourceBody = z
   .object({
     name: Name,
-    version: z.string().min(1).max(255),
-    kind: z.string().min(1).max(255),
+    version: Field,
+    kind: Field,
     config: JsonObjectSchema.optional(),
     metadata: MetadataSchema.optional(),
     variables: VariablesInput.optional(),
@@ -109,8 +111,8 @@ export const ProviderResourceEntry = UpsertResourceBody.extend({
 export const PatchResourceBody = z
   .object({
     name: Name.optional(),
-    version: z.string().min(1).max(255).optional(),
-    kind: z.string().min(1).max(255).optional(),
+    version: Field.optional(),
+    kind: Field.optional(),
     identifier: Identifier.optional(),
     workspaceId: z.uuid().optional(),
     metadata: MetadataSchema.optional(),
@@ -136,7 +138,7 @@ export function toResource(
     metadata: resource.metadata,
     createdAt: iso(resource.createdAt),
     updatedAt: iso(resource.updatedAt),
-    ...ifPresent('deletedAt', resource.deletedAt && iso(resource.deletedAt)),
+    deletedAt: isoOrNull(resource.deletedAt),
     workspaceId: resource.workspaceId,
     ...ifPresent('providerId', resource.providerId),
     variables: Object.fromEntries(variables.map((v) => [v.key, showValue(v.value, v.sensitive)])),

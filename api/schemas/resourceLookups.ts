@@ -1,12 +1,13 @@
 import type { ResourceVariable } from '../../db/entities';
 import { showValue } from '../../db/sensitiveValues';
+import { displayText } from '../../domain/displayText';
 import { DeploymentSchema } from './deployment';
 import { JsonObjectSchema, MetadataSchema, Name, pageQuery } from './common';
 import { EnvironmentWithSystemsSchema, SystemSchema } from './system';
 import { z } from './zod';
 
-const Identifier = z.string().min(1).max(1000);
-const Field = z.string().min(1).max(255);
+const Identifier = displayText(z.string().min(1).max(1000), 'single');
+const Field = displayText(z.string().min(1).max(255), 'single');
 
 /** A resource as it would be written, for the preview of its release targets. */
 export const ResourcePreviewBody = z

@@ -2,6 +2,7 @@ import type { Job, Runbook } from '../../db/entities';
 import type { RunbookRunWithJobs } from '../../db/stores/runbooks';
 import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import { checkSelector, describeProblem, MAX_SELECTOR_LENGTH } from '../../domain/selectors';
 import { JsonObjectSchema, iso, isoOrNull, Name, Slug, Timestamp } from './common';
 import { JobStatusSchema } from './job';
@@ -56,19 +57,23 @@ const InputDeclarationSchema = z
   ])
   .openapi('WorkflowInputDeclaration', {
     description:
-      'A typed input; an `array` input with a `selector` takes a CEL expression and gives the entities it selects (resources selected this way are what the run fans out over)',
+      'A typed input; an `array` input with a `selector` takes a CEL expression and gives the entities it selects (resources selected this way are what the run fans out over). A `string` input keyed `resourceSelector` is CEL over resources too: the run fans out over what it selects (none when blank), and the input keeps the expression',
   });
 
 const AgentEntrySchema = z.strictObject({
-  name: z.string().min(1).max(200),
-  ref: z.string().min(1).max(200).openapi({ description: 'The job agent: its id or name in this workspace' }),
+  name: displayText(z.string().min(1).max(200), 'single'),
+  ref: z.string().min(1).max(200).openapi({
+    description:
+      'The job agent: its id or name in this workspace. It may be registered after the workflow is saved; a run refuses an entry whose agent does not exist',
+  }),
   config: JsonObjectSchema.default({}).openapi({
     description:
       'Configuration over the agent’s own; string values may hold {{ inputs.x }}, {{ resource.name }}, {{ run.id }} …',
   }),
-  selector: celExpression('workflowJob')
-    .default('true')
-    .openapi({ description: 'CEL over `inputs` and `resource`: whether the entry runs a job' }),
+  selector: celExpression('workflowJob').default('true').openapi({
+    description:
+      'CEL over `inputs`, `resource` and the entry’s `jobAgent` (its config without secrets): whether the entry runs a job',
+  }),
 });
 
 export const RunbookBody = z

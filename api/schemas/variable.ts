@@ -2,9 +2,10 @@ import type { DeploymentVariable, DeploymentVariableValue } from '../../db/entit
 import type { VariableWithValues } from '../../db/stores/variables';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import { RELATIONSHIP_REFERENCE } from '../../domain/relationships';
 import { unreadableReference, VARIABLE_REFERENCES, type VariableReference } from '../../domain/variables';
-import { ifPresent, iso, JsonObjectSchema, Timestamp } from './common';
+import { Description, ifPresent, iso, JsonObjectSchema, Timestamp } from './common';
 import { z } from './zod';
 
 /**
@@ -18,15 +19,17 @@ const Literal = z
   .openapi('VariableLiteral');
 
 /** What a reference names: one of the release's records, or a relationship rule's reference name. */
-export const ReferenceName = z
-  .string()
-  .regex(
-    RELATIONSHIP_REFERENCE,
-    'a record (workspace, deployment, environment, resource, version) or a relationship name',
-  )
-  .openapi({
-    description: `One of ${VARIABLE_REFERENCES.join(', ')}, or the reference name of a relationship rule (the related resource)`,
-  });
+export const ReferenceName = displayText(
+  z
+    .string()
+    .regex(
+      RELATIONSHIP_REFERENCE,
+      'a record (workspace, deployment, environment, resource, version) or a relationship name',
+    ),
+  'single',
+).openapi({
+  description: `One of ${VARIABLE_REFERENCES.join(', ')}, or the reference name of a relationship rule (the related resource)`,
+});
 
 /** A reference's path may not lead into job agent configurations (domain/variables.ts). */
 export function refuseUnreadablePath(reference: VariableReference, ctx: z.RefinementCtx): void {
@@ -49,7 +52,7 @@ const Key = z.string().min(1).max(255);
 
 const VariableFields = z.object({
   key: Key,
-  description: z.string().max(4000).nullish(),
+  description: Description,
   defaultValue: Literal.optional(),
   default_value: Literal.optional(),
   sensitive: z.boolean().optional(),

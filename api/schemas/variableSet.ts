@@ -2,6 +2,7 @@ import type { VariableSet, VariableSetVariable } from '../../db/entities';
 import type { VariableSetVariableInput, VariableSetWithVariables } from '../../db/stores/variableSets';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
+import { displayText } from '../../domain/displayText';
 import { isRedactedMarker } from '../../domain/sensitive';
 import { iso, JsonObjectSchema, Name, Timestamp } from './common';
 import { ReferenceName, refuseUnreadablePath } from './variable';
@@ -111,7 +112,7 @@ const Selector = celExpression('target').openapi({
   description: 'CEL over `resource`, `deployment` and `environment`: the release targets the set applies to',
 });
 const Priority = z.number().int().min(-1_000_000).max(1_000_000);
-const SetDescription = z.string().max(4000);
+const SetDescription = displayText(z.string().max(4000), 'multi');
 
 export const VariableSetBody = z
   .object({

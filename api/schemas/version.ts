@@ -2,8 +2,12 @@ import type { VersionWithDependencies } from '../../db/stores/versionDependencie
 import { redactConfig } from '../../db/sensitiveValues';
 import { ROLLOUT_STATUSES, VERSION_STATUSES } from '../../domain/versionStatus';
 import { celExpression } from '../../domain/celSchema';
-import { celQuery, iso, isoOrNull, JsonObjectSchema, MetadataSchema, pageQuery, Timestamp } from './common';
+import { displayText } from '../../domain/displayText';
+import { filteredPageQuery, iso, isoOrNull, JsonObjectSchema, MetadataSchema, Timestamp } from './common';
 import { z } from './zod';
+
+const Tag = displayText(z.string().trim().min(1).max(255), 'single');
+const VersionName = displayText(z.string().max(255), 'single');
 
 export const VersionStatusSchema = z.enum(VERSION_STATUSES).openapi('DeploymentVersionStatus');
 
@@ -54,8 +58,8 @@ export const VersionDependencyParams = z.object({
 
 export const CreateVersionBody = z
   .object({
-    tag: z.string().trim().min(1).max(255),
-    name: z.string().max(255).nullish().openapi({ description: 'Defaults to the tag (also when empty)' }),
+    tag: Tag,
+    name: VersionName.nullish().openapi({ description: 'Defaults to the tag (also when empty)' }),
     status: VersionStatusSchema.optional().openapi({ description: 'Defaults to `ready`' }),
     config: JsonObjectSchema.optional(),
     jobAgentConfig: JsonObjectSchema.optional(),
@@ -77,8 +81,8 @@ export const UpdateVersionBody = z
       .uuid()
       .optional()
       .openapi({ description: "The version's own id, as Ctrlplane's clients send it; no other" }),
-    tag: z.string().trim().min(1).max(255).optional(),
-    name: z.string().max(255).nullish(),
+    tag: Tag.optional(),
+    name: VersionName.nullish(),
     status: VersionStatusSchema.optional().openapi({
       description: 'Allowed moves: building → ready, building → failed, ready → failed',
     }),
@@ -88,9 +92,8 @@ export const UpdateVersionBody = z
   })
   .openapi('UpdateDeploymentVersion');
 
-export const VersionListQuery = pageQuery().extend({
+export const VersionListQuery = filteredPageQuery('version').extend({
   status: VersionStatusSchema.optional(),
-  cel: celQuery('version'),
 });
 
 export const VersionParams = z.object({ workspaceId: z.uuid(), deploymentVersionId: z.uuid() });

@@ -1,5 +1,6 @@
 import type { Webhook, WebhookDelivery } from '../../db/entities';
 import { WEBHOOK_EVENTS } from '../../domain/audit';
+import { displayText } from '../../domain/displayText';
 import { iso, isoOrNull, pageOf, pageQuery, WorkspaceParams } from './common';
 import { z } from './zod';
 
@@ -12,8 +13,8 @@ const WebhookUrl = z
   .refine((url) => !URL.canParse(url) || withoutCredentials(new URL(url)), 'must not carry credentials')
   .openapi({
     description:
-      'Where events are POSTed (http or https). Sent through the worker’s egress policy: private and loopback ' +
-      'addresses are refused unless FLIGHTDECK_EGRESS_ALLOW names them',
+      'Where events are POSTed (http or https). Sent through the webhooks’ egress policy: private and loopback ' +
+      'addresses are refused unless FLIGHTDECK_WEBHOOK_EGRESS_ALLOW names them',
     example: 'https://hooks.example.com/flightdeck',
   });
 
@@ -23,6 +24,8 @@ const Events = z
   .max(WEBHOOK_EVENTS.length)
   .refine((events) => new Set(events).size === events.length, 'must not repeat an event')
   .openapi({ description: 'The events sent to it' });
+
+const Description = displayText(z.string().max(1000), 'multi').nullish();
 
 const Secret = z.string().min(16).max(256).openapi({
   description:
@@ -34,7 +37,7 @@ export const WebhookBody = z
     url: WebhookUrl,
     events: Events,
     secret: Secret,
-    description: z.string().max(1000).nullish(),
+    description: Description,
   })
   .openapi('WebhookInput');
 
@@ -43,7 +46,7 @@ export const WebhookUpdateBody = z
     url: WebhookUrl.optional(),
     events: Events.optional(),
     secret: Secret.optional(),
-    description: z.string().max(1000).nullish(),
+    description: Description,
   })
   .openapi('WebhookUpdate');
 
@@ -81,8 +84,19 @@ const AttemptSchema = z
   .object({
     at: z.string(),
     responseStatus: z.number().int().nullable(),
-    durationMs: z.number().int(),
-    error: z.string().nullable(),
+    durationMs: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'How long the answer took; null without one' }),
+    error: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why it did not deliver: `refused by policy` (the egress policy refused the address), `failed` (no ' +
+          'answer: nothing more is told of a connection that failed), or the status the receiver answered',
+      }),
   })
   .openapi('WebhookDeliveryAttempt');
 

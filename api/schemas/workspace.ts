@@ -1,5 +1,6 @@
 import type { ApiKey, Workspace } from '../../db/entities';
 import type { ApiKeySummary } from '../../db/stores/apiKeys';
+import { displayText } from '../../domain/displayText';
 import { iso, isoOrNull, Timestamp, WorkspaceParams } from './common';
 import { z } from './zod';
 
@@ -12,11 +13,14 @@ export const WorkspaceListSchema = z
   .object({ workspaces: z.array(WorkspaceSchema), total: z.number().int() })
   .openapi('WorkspaceList');
 
-const WorkspaceName = z.string().trim().min(1).max(200);
-const WorkspaceSlug = z
-  .string()
-  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens')
-  .max(63);
+const WorkspaceName = displayText(z.string().trim().min(1).max(200), 'single');
+const WorkspaceSlug = displayText(
+  z
+    .string()
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens')
+    .max(63),
+  'single',
+);
 
 export const CreateWorkspaceBody = z
   .object({ name: WorkspaceName, slug: WorkspaceSlug.optional() })
@@ -30,7 +34,7 @@ export const WorkspaceSlugParams = z.object({ workspaceSlug: WorkspaceSlug });
 
 export const CreateApiKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: WorkspaceName,
     jobAgentId: z
       .uuid()
       .optional()

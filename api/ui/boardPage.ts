@@ -1,12 +1,12 @@
 /**
  * The rollout board's one page: markup, style and script of our own, served by the API (no CDN,
- * no framework). The script signs in with an API key (the API keeps it in an HttpOnly cookie),
- * then reads /ui/board.json every two seconds and redraws the deployment × environment matrix,
- * narrowed by the filters and search the page's URL carries; at /ui/deployments/{slug} it draws
- * that deployment's page from /ui/deployments/{slug}/board.json instead. Both list the levers in
- * force (holds, skips: who, why, until when); a deployment's page approves and skips its waiting
- * releases and holds the deployment, through /ui/actions as the signed-in key. Everything shown is
- * inserted as text, never as markup.
+ * no framework). The script signs in with an API key (the API opens a session, whose id it keeps
+ * in an HttpOnly cookie), then reads /ui/board.json every two seconds and redraws the deployment ×
+ * environment matrix, narrowed by the filters and search the page's URL carries; at
+ * /ui/deployments/{slug} it draws that deployment's page from /ui/deployments/{slug}/board.json
+ * instead. Both list the levers in force (holds, skips: who, why, until when); a deployment's page
+ * approves and skips its waiting releases and holds the deployment, through /ui/actions as the
+ * signed-in key. Everything shown is inserted as text, never as markup.
  */
 export const BOARD_PAGE = `<!doctype html>
 <html lang="en">
@@ -219,7 +219,10 @@ export const BOARD_SCRIPT = `
       else {
         card.append(el('div', { class: 'on' }, onLabel(v.tag, v.onTargets, d.targets)));
         const done = d.targets ? Math.round((100 * v.onTargets) / d.targets) : 0;
-        card.append(el('div', { class: 'bar', title: onLabel(v.tag, v.onTargets, d.targets) }, el('div', { style: 'width:' + done + '%' })));
+        // Set through the CSSOM: the page's CSP refuses style attributes (no 'unsafe-inline').
+        const fill = el('div', {});
+        fill.style.width = done + '%';
+        card.append(el('div', { class: 'bar', title: onLabel(v.tag, v.onTargets, d.targets) }, fill));
       }
       versions.append(card);
     }

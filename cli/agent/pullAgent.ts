@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { escapeControls } from '../../domain/displayText';
 import { ApiClient, type ApiClientOptions } from '../apiClient';
 
 /**
@@ -244,12 +245,16 @@ export class PullAgent {
     return running;
   }
 
-  /** One status report: the server's answer, or the reason the request failed. */
+  /**
+   * One status report: the server's answer, or the reason the request failed. The message (the
+   * command, the output's tail) is sent with its control characters escaped: the server refuses
+   * them in a message, and a coloured output or a progress bar must not lose the job's result.
+   */
   private sendStatus(running: Running, status: string, message: string): Promise<number | string> {
     return this.client
       .request('PUT', `${this.base}/jobs/${running.job.id}/status`, {
         status,
-        message,
+        message: escapeControls(message, 'multi'),
         claim_id: running.job.claim_id,
       })
       .then(

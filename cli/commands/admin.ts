@@ -6,6 +6,7 @@ import { WorkspaceStore } from '../../db/stores/workspaces';
 import type { Config } from '../config';
 import { resealLegacyValues } from '../../db/reseal';
 import { readRuntimeState, secretBoxFor } from '../state';
+import { printable } from '../terminalText';
 
 /**
  * The database the admin commands talk to: DATABASE_URL, else the one a running `flightdeck start`
@@ -92,7 +93,7 @@ export async function listApiKeysCommand(config: Config, options: { workspace: s
     ['ID', 'NAME', 'PREFIX', 'JOB AGENT', 'CREATED', 'LAST USED', 'REVOKED'],
     ...keys.map((key) => [
       key.id,
-      key.name,
+      printable(key.name),
       key.keyPrefix,
       key.jobAgentId ?? '-',
       when(key.createdAt),
@@ -123,7 +124,7 @@ export async function revokeApiKeyCommand(
     new ApiKeyStore(orm.em.fork() as EntityManager).revoke(options.workspace, keyId),
   );
   process.stdout.write(
-    `API key ${revoked.id} (${revoked.name}, ${revoked.keyPrefix}…) revoked at ${when(revoked.revokedAt)}\n`,
+    `API key ${revoked.id} (${printable(revoked.name)}, ${revoked.keyPrefix}…) revoked at ${when(revoked.revokedAt)}\n`,
   );
 }
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { plainVariableProblem, PullAgent } from '../agent/pullAgent';
+import { printable } from '../terminalText';
 
 export interface AgentRunOptions {
   agent: string;
@@ -44,7 +45,8 @@ export async function runAgentCommand(options: AgentRunOptions): Promise<void> {
     workDir: path.resolve(options.workDir),
     maxIdleSeconds,
     graceSeconds,
-    log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
+    // Lines quote job fields, server answers and the command's output: their control characters are escaped.
+    log: (line) => process.stdout.write(`${new Date().toISOString()} ${printable(line)}\n`),
   });
   const stop = () => void agent.stop();
   process.once('SIGTERM', stop);

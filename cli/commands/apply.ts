@@ -7,6 +7,7 @@ import {
 import { applyDocuments, ApplyRefused, ApplyStopped, type Change } from '../apply/applier';
 import { readDocuments } from '../apply/documents';
 import { WorkspaceApi } from '../apply/workspaceApi';
+import { printable } from '../terminalText';
 
 export interface ApplyCommandOptions extends WorkspaceConnectionOptions {
   file: string[];
@@ -29,9 +30,12 @@ const VERBS: Record<Change['action'], { done: string; planned: string; mark: str
  */
 export async function applyCommand(
   options: ApplyCommandOptions,
-  out: Write = (line) => process.stdout.write(`${line}\n`),
-  err: Write = (line) => process.stderr.write(`${line}\n`),
+  print: Write = (line) => process.stdout.write(`${line}\n`),
+  printError: Write = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
+  // Lines quote the documents and the server's refusals: their control characters are escaped.
+  const out: Write = (line) => print(printable(line));
+  const err: Write = (line) => printError(printable(line));
   const missing = missingConnection(options);
   if (missing) {
     err(`flightdeck apply: ${missing}`);

@@ -1,4 +1,5 @@
 import type { Explanation } from '../../domain/explain';
+import { printable } from '../terminalText';
 import { runWorkspaceCommand, type WorkspaceConnectionOptions, type Write } from './workspaceConnection';
 
 export interface ExplainCommandOptions extends WorkspaceConnectionOptions {
@@ -77,11 +78,15 @@ export async function explainCommand(
       `v1/workspaces/${workspaceId}/release-targets/${encodeURIComponent(options.target)}/explain${query}`,
     );
     if (response.status !== 200) {
-      err(`flightdeck explain: ${response.status} ${response.body?.detail ?? ''}`.trim());
+      err(printable(`flightdeck explain: ${response.status} ${response.body?.detail ?? ''}`.trim()));
       return 1;
     }
-    if (options.json) out(JSON.stringify(response.body, null, 2));
-    else for (const line of renderExplanation(response.body)) out(line);
+    // JSON escapes a line break inside a string, so each line of it is a line of the document; the
+    // escapes `printable` adds (C1 and bidirectional controls) are JSON escapes of the same text.
+    const lines = options.json
+      ? JSON.stringify(response.body, null, 2).split('\n')
+      : renderExplanation(response.body);
+    for (const line of lines) out(printable(line));
     return 0;
   });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ApiClient } from '../apiClient';
+import { printable } from '../terminalText';
 
 /** How a CLI command reaches one workspace of a Flightdeck API (`apply`, `explain`). */
 export interface WorkspaceConnectionOptions {
@@ -69,7 +70,7 @@ export async function runWorkspaceCommand(
   try {
     return await body(client, await workspaceOf(client, options));
   } catch (error) {
-    err(`flightdeck ${name}: ${(error as Error).message}`);
+    err(printable(`flightdeck ${name}: ${(error as Error).message}`));
     return 1;
   } finally {
     client.close();
@@ -79,7 +80,10 @@ export async function runWorkspaceCommand(
 export const stdout: Write = (line) => process.stdout.write(`${line}\n`);
 export const stderr: Write = (line) => process.stderr.write(`${line}\n`);
 
-/** A command's answer: its lines on `out` and 0, or the problem's detail on `err` and 1. */
+/**
+ * A command's answer: its lines on `out` and 0, or the problem's detail on `err` and 1. Both carry
+ * text the server holds, so each line is printed with its control characters escaped.
+ */
 export function answer<T extends { detail?: string }>(
   name: string,
   response: { status: number; body: T },
@@ -88,9 +92,9 @@ export function answer<T extends { detail?: string }>(
   lines: (body: T) => string[],
 ): number {
   if (response.status >= 300) {
-    err(`flightdeck ${name}: ${response.status} ${response.body?.detail ?? ''}`.trim());
+    err(printable(`flightdeck ${name}: ${response.status} ${response.body?.detail ?? ''}`.trim()));
     return 1;
   }
-  for (const line of lines(response.body)) out(line);
+  for (const line of lines(response.body)) out(printable(line));
   return 0;
 }

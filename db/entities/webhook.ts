@@ -24,7 +24,8 @@ export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 export interface DeliveryAttempt {
   at: string;
   responseStatus: number | null;
-  durationMs: number;
+  /** How long the answer took; null when none came (activities/webhook.ts says why). */
+  durationMs: number | null;
   error: string | null;
 }
 

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Pull delivery: the claim record of phase V2 (one per job at most, with the lease's end and its
- * fencing token), and API keys scoped to one job agent.
+ * Pull delivery: the claim record of a claim under a lease (docs/behaviour.md "Claim record": one per job
+ * at most, with the lease's end and its fencing token), and API keys scoped to one job agent.
  */
 export class Migration0004PullAgents extends Migration {
   override up(): void {

@@ -29,6 +29,12 @@ import { Migration0031ReleaseCompletions } from './Migration0031ReleaseCompletio
 import { Migration0032GracefulCancel } from './Migration0032GracefulCancel';
 import { Migration0033AuditAndWebhooks } from './Migration0033AuditAndWebhooks';
 import { Migration0034FanoutWrites } from './Migration0034FanoutWrites';
+import { Migration0035BoardSessions } from './Migration0035BoardSessions';
+import { Migration0036ApprovalScopes } from './Migration0036ApprovalScopes';
+import { Migration0037VersionEditors } from './Migration0037VersionEditors';
+import { Migration0038ListFilterIndexes } from './Migration0038ListFilterIndexes';
+import { Migration0039WebhookAdmissions } from './Migration0039WebhookAdmissions';
+import { Migration0040FanoutAfterSync } from './Migration0040FanoutAfterSync';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -63,4 +69,10 @@ export const migrations = [
   { name: 'Migration0032GracefulCancel', class: Migration0032GracefulCancel },
   { name: 'Migration0033AuditAndWebhooks', class: Migration0033AuditAndWebhooks },
   { name: 'Migration0034FanoutWrites', class: Migration0034FanoutWrites },
+  { name: 'Migration0035BoardSessions', class: Migration0035BoardSessions },
+  { name: 'Migration0036ApprovalScopes', class: Migration0036ApprovalScopes },
+  { name: 'Migration0037VersionEditors', class: Migration0037VersionEditors },
+  { name: 'Migration0038ListFilterIndexes', class: Migration0038ListFilterIndexes },
+  { name: 'Migration0039WebhookAdmissions', class: Migration0039WebhookAdmissions },
+  { name: 'Migration0040FanoutAfterSync', class: Migration0040FanoutAfterSync },
 ];

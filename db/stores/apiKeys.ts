@@ -30,12 +30,55 @@ function summary({ keyHash: _hash, ...shown }: ApiKey): ApiKeySummary {
 /** Last use is recorded at most this often per key, so a busy key does not write on every request. */
 const LAST_USED_RESOLUTION = "interval '60 seconds'";
 
+/**
+ * What authentication reads of an unrevoked key (table `api_key`), whatever presents it: the key
+ * itself, or a board session bound to it (db/stores/boardSessions.ts).
+ */
+export const AUTHENTICATED_KEY_COLUMNS = `api_key.id, api_key.workspace_id, api_key.job_agent_id, api_key.name,
+  (api_key.last_used_at IS NULL OR api_key.last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale`;
+
+export interface AuthenticatedKeyRow {
+  id: string;
+  workspace_id: string;
+  job_agent_id: string | null;
+  name: string;
+  /** Whether the last use recorded is older than LAST_USED_RESOLUTION. */
+  stale: boolean;
+}
+
 const AUTHENTICATE = preparedStatement(
   'authenticate_api_key',
-  `SELECT id, workspace_id, job_agent_id, name,
-          (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}) AS stale
-     FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
+  `SELECT ${AUTHENTICATED_KEY_COLUMNS} FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
 );
+
+/** Who a key that authenticated a request is; its last use written when the one recorded is stale. */
+export async function authenticatedKey(em: EntityManager, row: AuthenticatedKeyRow): Promise<Principal> {
+  if (row.stale) await recordUse(em, row.id);
+  return {
+    kind: 'apiKey',
+    workspaceId: row.workspace_id,
+    apiKeyId: row.id,
+    keyName: row.name,
+    jobAgentId: row.job_agent_id,
+  };
+}
+
+/**
+ * Best effort: the condition is checked again under the row lock, so concurrent requests write it
+ * once; a failure (a lock timeout, a read-only replica) never fails the request it serves.
+ */
+async function recordUse(em: EntityManager, id: string): Promise<void> {
+  try {
+    await em.getConnection().execute(
+      `UPDATE api_key SET last_used_at = now()
+          WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION})`,
+      [id],
+      'run',
+    );
+  } catch {
+    // The last use is informational; authentication has already succeeded.
+  }
+}
 
 export class ApiKeyStore {
   constructor(private readonly em: EntityManager) {}
@@ -76,7 +119,8 @@ export class ApiKeyStore {
 
   /**
    * Revokes a key of the workspace: it stops authenticating at once (`authenticate` reads
-   * `revoked_at` on every request). Revoking a revoked key keeps its first `revokedAt`.
+   * `revoked_at` on every request), and so do the board sessions it signed in (their lookup reads it
+   * too). Revoking a revoked key keeps its first `revokedAt`.
    */
   async revoke(workspaceId: string, id: string): Promise<ApiKeySummary> {
     const record = await this.em.findOne(ApiKeySchema, { id, workspaceId });
@@ -94,39 +138,8 @@ export class ApiKeyStore {
    */
   async authenticate(key: string): Promise<Principal | undefined> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return undefined;
-    const [row] = await runPrepared<{
-      id: string;
-      workspace_id: string;
-      job_agent_id: string | null;
-      name: string;
-      stale: boolean;
-    }>(this.em, AUTHENTICATE, [hashApiKey(key)]);
-    if (!row) return undefined;
-    if (row.stale) await this.recordUse(row.id);
-    return {
-      kind: 'apiKey',
-      workspaceId: row.workspace_id,
-      apiKeyId: row.id,
-      keyName: row.name,
-      jobAgentId: row.job_agent_id,
-    };
-  }
-
-  /**
-   * Best effort: the condition is checked again under the row lock, so concurrent requests write it
-   * once; a failure (a lock timeout, a read-only replica) never fails the request it serves.
-   */
-  private async recordUse(id: string): Promise<void> {
-    try {
-      await this.em.getConnection().execute(
-        `UPDATE api_key SET last_used_at = now()
-            WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION})`,
-        [id],
-        'run',
-      );
-    } catch {
-      // The last use is informational; authentication has already succeeded.
-    }
+    const [row] = await runPrepared<AuthenticatedKeyRow>(this.em, AUTHENTICATE, [hashApiKey(key)]);
+    return row && authenticatedKey(this.em, row);
   }
 
   private async assertWorkspace(workspaceId: string): Promise<void> {

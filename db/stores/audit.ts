@@ -13,6 +13,8 @@ export interface AuditPageRequest {
   limit: number;
   /** The id of the last event of the previous page: this page holds older ones. */
   after?: string;
+  /** A filtered page's `nextCursor`: where the reading of the previous one stopped. */
+  cursor?: string;
 }
 
 /** The millisecond a UUID version 7 was made at (the first 48 bits). */
@@ -42,8 +44,10 @@ export class AuditStore {
       workspaceId,
       ...(request.after ? { createdAt: { $lte: idTime(request.after) }, id: { $lt: request.after } } : {}),
     };
-    const page = { limit: request.limit, offset: 0 };
-    if (filter) return listFiltered(this.em, workspaceId, AuditEventSchema, where, page, filter, 'desc');
+    const page = { limit: request.limit, offset: 0, cursor: request.cursor };
+    // A cursor without a filter goes there too, to be refused as every filtered list refuses it.
+    if (filter || request.cursor !== undefined)
+      return listFiltered(this.em, workspaceId, AuditEventSchema, where, page, filter, 'desc');
     const items = await this.em.find(AuditEventSchema, where, {
       orderBy: { createdAt: 'desc', id: 'desc' },
       limit: request.limit,

@@ -1,12 +1,20 @@
-import type { EntitySchema, FilterQuery } from '@mikro-orm/core';
+import { raw, type EntitySchema, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../../domain/errors';
-import type { Page, PageRequest } from '../../domain/pagination';
+import { NotFoundError, ValidationError } from '../../domain/errors';
+import {
+  decodeFilterCursor,
+  encodeFilterCursor,
+  filterBinding,
+  type FilterCursor,
+  type RecordKey,
+} from '../../domain/filterCursor';
+import type { FilterPageRequest, Page, PageRequest } from '../../domain/pagination';
 import type { CelQuery, RecordScope } from '../../domain/selectors';
 import { recordOf, type RowShape, type StoredRow } from '../../engine/selectors/celRows';
+import { celPredicate } from '../../engine/selectors/celSql';
 import { celThreads } from '../../engine/selectors/celThreads';
-import { paced } from '../../engine/selectors/pace';
-import { uuidArray } from '../sql';
+import { paced, type Pacer } from '../../engine/selectors/pace';
+import { uuidArray, type SqlFragment } from '../sql';
 import { scalarColumns, type ScalarColumn } from '../plainRecords';
 
 /** The result of a PUT: the record, and whether it was created or replaced. */
@@ -47,7 +55,7 @@ export async function listPage<T extends object>(
   return { items, total, limit: page.limit, offset: page.offset };
 }
 
-/** Records a CEL-filtered list reads for one request, at most. */
+/** Records a CEL-filtered list judges with CEL for one request, at most. */
 export const FILTER_SCAN_LIMIT = 10_000;
 /** Records a CEL-filtered list orders at a time (ids only). */
 export const FILTER_BATCH = 500;
@@ -58,65 +66,218 @@ export const FILTER_BATCH = 500;
 export const FILTER_READ_BYTES = 64 * 1024;
 
 /**
- * A page of the records matching a CEL filter given with a request. CEL runs in the application, so
- * the filter goes through the records in order — their ids `FILTER_BATCH` at a time, the records
- * themselves a few hundred kilobytes at a time — and counts the matches, up to `FILTER_SCAN_LIMIT`
- * records: past that the page says `scanLimit` and its total counts the matches among the records read.
+ * A page of the records matching a CEL filter given with a request.
  *
- * The rows are read with their JSON as text and judged on the process's CEL threads
- * (engine/selectors/celThreads.ts): parsing a large record and evaluating it never run on the event
- * loop, only the page's own matches are parsed here (in paced slices, engine/selectors/pace.ts), and
- * nothing else is kept in memory. A filter past its budget ends the scan (OverBudgetError, 422).
+ * A filter of the shapes engine/selectors/celSql.ts translates runs in PostgreSQL, on the tables'
+ * indexes: the page and an exact `total` however many records the list holds.
  *
- * Batches are read by offset, not by key: `created_at` holds microseconds that the entity's `Date`
- * does not, so a key taken from the last record read could skip or repeat records.
+ * Any other filter is judged by CEL here, the records read in order — their ids `FILTER_BATCH` at a
+ * time, the records themselves a few hundred kilobytes at a time — up to `FILTER_SCAN_LIMIT` records
+ * per request. A reading that stops before the end of the list says so: `totalIsExact: false`, a
+ * `total` counting the matches found so far, `scanLimit`, and a `nextCursor` from which the next
+ * request reads on, so following cursors reaches every match. The rows are read with their JSON as
+ * text and judged on the process's CEL threads (engine/selectors/celThreads.ts): parsing a large
+ * record and evaluating it never run on the event loop, only the page's own matches are parsed here
+ * (in paced slices, engine/selectors/pace.ts), and nothing else is kept in memory. A filter past its
+ * budget ends the scan (OverBudgetError, 422).
+ *
+ * Either way, a page after which matches may follow answers a `nextCursor` (domain/filterCursor.ts).
+ * It holds the place of the last record read, `created_at` to the microsecond (which the entity's
+ * `Date` does not hold) and id, and the next request reads on from it by key: records created or
+ * deleted meanwhile never shift it.
  */
 export async function listFiltered<T extends { id: string }>(
   em: EntityManager,
   workspaceId: string,
   schema: EntitySchema<T, never>,
   where: FilterQuery<T>,
-  page: PageRequest,
+  page: FilterPageRequest,
   filter: CelQuery<RecordScope> | undefined,
   order: 'asc' | 'desc' = 'asc',
 ): Promise<Page<T>> {
-  if (!filter) return listPage(em, schema, where, page, order);
-  const scan = scannedRecords(em, schema);
-  return paced(workspaceId, async (pacer) => {
-    const items: T[] = [];
-    let total = 0;
-    let scanned = 0;
-    for (;;) {
-      const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
-      pacer.rest();
-      const ids = (
-        await em.find(schema, where, {
-          fields: ['id'] as never,
-          orderBy: { createdAt: order, id: order } as never,
-          limit: wanted,
-          offset: scanned,
-          disableIdentityMap: true,
-        })
-      ).map((record) => record.id);
-      scanned += ids.length;
-      for (const group of await readGroups(em, scan.table, scan.columns, ids)) {
-        const byId = new Map((await pacer.read(() => scan.read(group))).map((row) => [row.id, row]));
-        const rows = group.flatMap((id) => byId.get(id) ?? []);
-        const matched = await celThreads().matchRows(workspaceId, filter, rows, scan.shape);
-        for (const [index, row] of rows.entries()) {
-          if (!matched[index]) continue;
-          if (total >= page.offset && items.length < page.limit) {
-            await pacer.pace();
-            items.push(recordOf<T>(row, scan.shape));
-          }
-          total++;
-        }
-      }
-      const result = { items, total, limit: page.limit, offset: page.offset };
-      if (ids.length < wanted) return result;
-      if (scanned >= FILTER_SCAN_LIMIT) return { ...result, scanLimit: FILTER_SCAN_LIMIT };
+  if (!filter) {
+    if (page.cursor !== undefined) {
+      throw new ValidationError('A cursor continues a list given a `cel` filter: give it with that filter', [
+        { path: 'query.cursor', message: 'only with cel' },
+      ]);
     }
-  });
+    return listPage(em, schema, where, page, order);
+  }
+  const records = scannedRecords(em, schema);
+  const binding = filterBinding([workspaceId, records.table, where, order, filter.scope, filter.expression]);
+  const list: FilteredList<T> = { em, schema, where, order, binding, ...records };
+  const start = startOf(page, binding);
+  const predicate = celPredicate(filter.scope, filter.ast);
+  return paced(workspaceId, (pacer) =>
+    predicate
+      ? translatedPage(list, pacer, page.limit, start, predicate)
+      : scannedPage(list, pacer, workspaceId, filter, page.limit, start),
+  );
+}
+
+/** A filtered list: its records' table and conditions, their order, and how a scan reads them. */
+interface FilteredList<T extends { id: string }> extends ScannedRecords {
+  em: EntityManager;
+  schema: EntitySchema<T, never>;
+  where: FilterQuery<T>;
+  order: 'asc' | 'desc';
+  /** What binds its cursors to it (domain/filterCursor.ts). */
+  binding: string;
+}
+
+/** Where a page begins: after a record (from a cursor) or at the start, past `skip` matches. */
+interface PageStart {
+  after?: RecordKey;
+  /** The matches before `after`: with `skip`, the page's offset. */
+  matches: number;
+  skip: number;
+}
+
+function startOf(page: FilterPageRequest, binding: string): PageStart {
+  if (page.cursor === undefined) return { matches: 0, skip: page.offset };
+  if (page.offset > 0) {
+    throw new ValidationError('Give either offset or cursor: a cursor holds the place it continues from', [
+      { path: 'query.offset', message: 'not with cursor' },
+    ]);
+  }
+  return decodeFilterCursor(page.cursor, binding);
+}
+
+/** A translated filter's page: its keys and exact total from SQL, then the page's records. */
+async function translatedPage<T extends { id: string }>(
+  list: FilteredList<T>,
+  pacer: Pacer,
+  limit: number,
+  start: PageStart,
+  predicate: SqlFragment,
+): Promise<Page<T>> {
+  const total = await list.em
+    .createQueryBuilder(list.schema)
+    .where(list.where)
+    .andWhere(`(${predicate.sql})`, predicate.params)
+    .getCount();
+  const keys = await orderedKeys(list, { predicate, after: start.after, skip: start.skip, limit });
+  const items = await readRecords(
+    list,
+    pacer,
+    keys.map((key) => key.id),
+  );
+  const offset = start.matches + start.skip;
+  const last = keys.at(-1);
+  const matches = offset + keys.length;
+  return {
+    items,
+    total,
+    limit,
+    offset,
+    totalIsExact: true,
+    ...(last && matches < total
+      ? { nextCursor: encodeFilterCursor({ after: last, matches, skip: 0 }, list.binding) }
+      : {}),
+  };
+}
+
+/** A filter judged by CEL: up to `FILTER_SCAN_LIMIT` records read from the page's start. */
+async function scannedPage<T extends { id: string }>(
+  list: FilteredList<T>,
+  pacer: Pacer,
+  workspaceId: string,
+  filter: CelQuery<RecordScope>,
+  limit: number,
+  start: PageStart,
+): Promise<Page<T>> {
+  const items: T[] = [];
+  /** The matches read, those skipped included. */
+  let matched = 0;
+  let scanned = 0;
+  let after = start.after;
+  let lastItem: RecordKey | undefined;
+  let reachedEnd = false;
+  while (!reachedEnd && scanned < FILTER_SCAN_LIMIT) {
+    const wanted = Math.min(FILTER_BATCH, FILTER_SCAN_LIMIT - scanned);
+    pacer.rest();
+    const keys = await orderedKeys(list, { after, limit: wanted });
+    scanned += keys.length;
+    reachedEnd = keys.length < wanted;
+    after = keys.at(-1) ?? after;
+    const keyOf = new Map(keys.map((key) => [key.id, key]));
+    for (const group of await readGroups(list.em, list.table, list.columns, [...keyOf.keys()])) {
+      const byId = new Map((await pacer.read(() => list.read(group))).map((row) => [row.id, row]));
+      const rows = group.flatMap((id) => byId.get(id) ?? []);
+      const verdicts = await celThreads().matchRows(workspaceId, filter, rows, list.shape);
+      for (const [index, row] of rows.entries()) {
+        if (!verdicts[index]) continue;
+        if (matched >= start.skip && items.length < limit) {
+          await pacer.pace();
+          items.push(recordOf<T>(row, list.shape));
+          lastItem = keyOf.get(row.id);
+        }
+        matched++;
+      }
+    }
+  }
+  const offset = start.matches + start.skip;
+  const total = start.matches + matched;
+  // After a full page whose reading found more matches, the next page starts after its last item;
+  // otherwise after the last record read, when the reading stopped before the end of the list.
+  const next: FilterCursor | undefined =
+    lastItem && items.length === limit && matched > start.skip + limit
+      ? { after: lastItem, matches: offset + limit, skip: 0 }
+      : !reachedEnd && after
+        ? { after, matches: total, skip: Math.max(0, start.skip - matched) }
+        : undefined;
+  return {
+    items,
+    total,
+    limit,
+    offset,
+    totalIsExact: reachedEnd,
+    ...(reachedEnd ? {} : { scanLimit: FILTER_SCAN_LIMIT }),
+    ...(next ? { nextCursor: encodeFilterCursor(next, list.binding) } : {}),
+  };
+}
+
+/** A record's `created_at` to the microsecond, as digits: the first half of its key. */
+const CREATED_MICROS = `(extract(epoch FROM created_at) * 1000000)::bigint::text`;
+
+/** The keys of the list's records in order (matching `predicate` if given): after `after`, past `skip`. */
+async function orderedKeys<T extends { id: string }>(
+  list: FilteredList<T>,
+  range: { predicate?: SqlFragment; after?: RecordKey; skip?: number; limit: number },
+): Promise<RecordKey[]> {
+  const query = list.em
+    .createQueryBuilder(list.schema)
+    .select(['id', raw(`${CREATED_MICROS} AS at`)] as never)
+    .where(list.where);
+  if (range.predicate) query.andWhere(`(${range.predicate.sql})`, range.predicate.params);
+  if (range.after) {
+    query.andWhere(
+      `(created_at, id) ${list.order === 'asc' ? '>' : '<'} ('epoch'::timestamptz + ?::bigint * interval '1 microsecond', ?::uuid)`,
+      [range.after.at, range.after.id],
+    );
+  }
+  return query
+    .orderBy({ createdAt: list.order, id: list.order } as never)
+    .limit(range.limit)
+    .offset(range.skip ?? 0)
+    .execute<RecordKey[]>('all', false);
+}
+
+/** The records of these ids in order (those deleted meanwhile left out), parsed in paced slices. */
+async function readRecords<T extends { id: string }>(
+  list: FilteredList<T>,
+  pacer: Pacer,
+  ids: string[],
+): Promise<T[]> {
+  const records: T[] = [];
+  for (const group of await readGroups(list.em, list.table, list.columns, ids)) {
+    const byId = new Map((await pacer.read(() => list.read(group))).map((row) => [row.id, row]));
+    for (const row of group.flatMap((id) => byId.get(id) ?? [])) {
+      await pacer.pace();
+      records.push(recordOf<T>(row, list.shape));
+    }
+  }
+  return records;
 }
 
 /**
@@ -127,7 +288,18 @@ export async function listFiltered<T extends { id: string }>(
  * records are plain objects of the entity's shape (its properties are all scalar), kept out of the
  * identity map.
  */
-function scannedRecords<T extends { id: string }>(em: EntityManager, schema: EntitySchema<T, never>) {
+interface ScannedRecords {
+  table: string;
+  /** The columns read, in the order of the record's properties. */
+  columns: string[];
+  shape: RowShape;
+  read(ids: string[]): Promise<StoredRow[]>;
+}
+
+function scannedRecords<T extends { id: string }>(
+  em: EntityManager,
+  schema: EntitySchema<T, never>,
+): ScannedRecords {
   const { table, columns } = scalarColumns(em, schema);
   const named = (pick: (column: ScalarColumn) => boolean) =>
     columns.filter(pick).map((column) => column.property);

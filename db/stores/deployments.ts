@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
-import type { Page, PageRequest } from '../../domain/pagination';
+import type { FilterPageRequest, Page } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { DeploymentSchema, type Deployment, type JobAgentEntry } from '../entities';
 import { conflictOnDuplicate } from '../errors';
@@ -101,7 +101,11 @@ export class DeploymentStore {
     return found[0]!;
   }
 
-  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'deployment'>): Promise<Page<Deployment>> {
+  list(
+    workspaceId: string,
+    page: FilterPageRequest,
+    filter?: CelQuery<'deployment'>,
+  ): Promise<Page<Deployment>> {
     return listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, filter);
   }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../domain/errors';
-import type { Page, PageRequest } from '../../domain/pagination';
+import type { FilterPageRequest, Page } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { EnvironmentSchema, type Environment } from '../entities';
 import { conflictOnDuplicate } from '../errors';
@@ -66,7 +66,11 @@ export class EnvironmentStore {
     return linkedSystemIds(this.em, 'environment', environmentIds);
   }
 
-  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'environment'>): Promise<Page<Environment>> {
+  list(
+    workspaceId: string,
+    page: FilterPageRequest,
+    filter?: CelQuery<'environment'>,
+  ): Promise<Page<Environment>> {
     return listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, filter);
   }
 

@@ -5,6 +5,7 @@ import type { SecretBox } from '../secrets';
 import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { ApiKeyStore } from './apiKeys';
 import { AuditStore } from './audit';
+import { BoardSessionStore } from './boardSessions';
 import { WebhookStore } from './webhooks';
 import { DeploymentPlanStore } from './deploymentPlans';
 import { DeploymentStore } from './deployments';
@@ -39,6 +40,7 @@ import { GithubWebhookStore } from './githubWebhooks';
 export interface Stores {
   workspaces: WorkspaceStore;
   apiKeys: ApiKeyStore;
+  boardSessions: BoardSessionStore;
   systems: SystemStore;
   environments: EnvironmentStore;
   deployments: DeploymentStore;
@@ -74,12 +76,14 @@ export function createStores(
   secrets: SecretBox,
   rego: RegoEngine,
   skipLifetimes: SkipLifetimes,
+  webhookDeliveriesPerMinute: number,
   origin: AuditOrigin = SYSTEM_ORIGIN,
 ): Stores {
   const em = orm.em.fork() as EntityManager;
   return {
     workspaces: new WorkspaceStore(em),
     apiKeys: new ApiKeyStore(em),
+    boardSessions: new BoardSessionStore(em),
     systems: new SystemStore(em),
     environments: new EnvironmentStore(em),
     deployments: new DeploymentStore(em, secrets),
@@ -93,10 +97,10 @@ export function createStores(
     variables: new VariableStore(em, secrets),
     variableSets: new VariableSetStore(em, secrets),
     policies: new PolicyStore(em, secrets, rego),
-    policySkips: new PolicySkipStore(em, skipLifetimes),
+    policySkips: new PolicySkipStore(em, skipLifetimes, origin),
     holds: new HoldStore(em),
     audit: new AuditStore(em, origin),
-    webhooks: new WebhookStore(em, secrets),
+    webhooks: new WebhookStore(em, secrets, webhookDeliveriesPerMinute),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em, origin),

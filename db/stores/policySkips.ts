@@ -1,9 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf } from '../../domain/audit';
-import { NotFoundError, ValidationError } from '../../domain/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
+import { distinctApproverRefusal } from '../../domain/versionAuthors';
+import { versionAuthorRole } from '../../engine/eligibility/approvers';
+import { refuseVersionAuthor, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { PolicyRule } from '../../domain/policies';
-import { SKIPPABLE_RULE_KINDS, skipExpiry, type SkipLifetimes } from '../../domain/policySkips';
+import {
+  MAX_ACTIVE_SKIPS_PER_WORKSPACE,
+  SKIPPABLE_RULE_KINDS,
+  skipExpiry,
+  type SkipLifetimes,
+} from '../../domain/policySkips';
 import type { Principal } from '../../domain/principal';
 import { ruleKind } from '../../domain/ruleKinds';
 import {
@@ -43,6 +51,8 @@ export class PolicySkipStore {
   constructor(
     private readonly em: EntityManager,
     private readonly lifetimes: SkipLifetimes,
+    /** Who the request acts as: a refused skip is recorded as theirs. */
+    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
   ) {}
 
   create(workspaceId: string, principal: Principal, input: PolicySkipInput): Promise<PolicySkip> {
@@ -51,9 +61,32 @@ export class PolicySkipStore {
       if (input.environmentId)
         await findOwned(em, EnvironmentSchema, workspaceId, input.environmentId, 'environment');
       if (input.resourceId) await findOwned(em, ResourceSchema, workspaceId, input.resourceId, 'resource');
-      const skipsHold = await assertSkippableRule(em, workspaceId, input.ruleId);
+      const active = await em.count(PolicySkipSchema, { workspaceId, expiresAt: { $gt: new Date() } });
+      if (active >= MAX_ACTIVE_SKIPS_PER_WORKSPACE) {
+        throw new ConflictError(
+          `The workspace has ${active} unexpired policy skips, the most it may have; delete one first`,
+          'too_many_skips',
+        );
+      }
+      const { skipsHold, rule } = await assertSkippableRule(em, workspaceId, input.ruleId);
       const now = new Date();
       const actor = actorOf(principal);
+      if (rule?.spec.anyApproval?.requireDistinctApprover) {
+        const { role, tag } = await versionAuthorRole(em, input.versionId, actor.id);
+        if (role) {
+          await refuseVersionAuthor(
+            em,
+            this.origin,
+            distinctApproverRefusal(role, tag, 'skip its approval rule', rule.policyName),
+            {
+              workspaceId,
+              action: 'policy_skip.refused',
+              record: { type: 'version', id: input.versionId },
+              details: { ruleId: input.ruleId },
+            },
+          );
+        }
+      }
       const skip = em.create(PolicySkipSchema, {
         id: newId(),
         workspaceId,
@@ -108,17 +141,21 @@ export class PolicySkipStore {
 }
 
 /**
- * The rule is one of the workspace's policies' gate rules (400 for another kind), or one of its holds
- * (a break-glass: true); 404 otherwise.
+ * The rule is one of the workspace's policies' gate rules (400 for another kind), with its policy's
+ * name, or one of its holds (a break-glass); 404 otherwise.
  */
-async function assertSkippableRule(em: EntityManager, workspaceId: string, ruleId: string): Promise<boolean> {
-  const [policy] = await em.execute<{ rules: PolicyRule[] }[]>(
-    `SELECT rules FROM policy WHERE workspace_id = ? AND rules @> jsonb_build_array(jsonb_build_object('id', ?::text))`,
+async function assertSkippableRule(
+  em: EntityManager,
+  workspaceId: string,
+  ruleId: string,
+): Promise<{ skipsHold: boolean; rule?: { spec: PolicyRule; policyName: string } }> {
+  const [policy] = await em.execute<{ name: string; rules: PolicyRule[] }[]>(
+    `SELECT name, rules FROM policy WHERE workspace_id = ? AND rules @> jsonb_build_array(jsonb_build_object('id', ?::text))`,
     [workspaceId, ruleId],
   );
   const rule = policy?.rules.find((candidate) => candidate.id === ruleId);
   if (!rule) {
-    if (await em.findOne(HoldSchema, { id: ruleId, workspaceId })) return true;
+    if (await em.findOne(HoldSchema, { id: ruleId, workspaceId })) return { skipsHold: true };
     throw new NotFoundError('policy rule or hold', ruleId);
   }
   const kind = ruleKind(rule);
@@ -127,7 +164,7 @@ async function assertSkippableRule(em: EntityManager, workspaceId: string, ruleI
       { path: 'body.ruleId', message: `a ${kind} rule; skippable: ${SKIPPABLE_RULE_KINDS.join(', ')}` },
     ]);
   }
-  return false;
+  return { skipsHold: false, rule: { spec: rule, policyName: policy!.name } };
 }
 
 /** The version's pending releases on the skip's scope look again. */

@@ -1,8 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf } from '../../domain/audit';
-import { SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
-import { ConflictError, ForbiddenError } from '../../domain/errors';
+import { refuseVersionAuthor, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
+import { ConflictError } from '../../domain/errors';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { Principal } from '../../domain/principal';
 import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
@@ -13,14 +13,15 @@ import {
   JobSchema,
   ReleaseSchema,
   type Approval,
+  type ApprovalScopeState,
   type DeploymentVersion,
   type Job,
   type Release,
 } from '../entities';
 import { newId } from '../ids';
-import { distinctApproverPolicy } from '../../engine/eligibility/approvers';
+import { enqueueOrchestrations } from '../outbox';
+import { authorRefusal } from '../../engine/eligibility/approvers';
 import { requestRedeploy } from '../../engine/executor/releaseRedeploy';
-import { unbindApprovals } from '../../engine/planner/shipDigests';
 import { cancelOpenJobs } from '../../engine/jobMoves';
 import { openReleasesOfTargets, wakeReleases } from '../releaseWake';
 import { uuidArray } from '../sql';
@@ -110,9 +111,9 @@ export class ReleaseStore {
 
   /**
    * Ctrlplane's user-approval-records: one person's decision on a version for some environments.
-   * A later decision by the same person replaces the earlier one, and what it was bound to (each
-   * release binds an approval at its next look: docs/behaviour.md "Approvals"). The releases it
-   * concerns evaluate again.
+   * A later decision by the same person replaces the earlier one and what it covered. An approval's
+   * workflow records what it covers, then wakes the releases it concerns (docs/behaviour.md
+   * "Approvals"); a rejection wakes them at once.
    */
   recordApprovals(
     workspaceId: string,
@@ -132,22 +133,33 @@ export class ReleaseStore {
       for (const environmentId of environmentIds)
         await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
       const user = actorOf(principal);
-      if (input.status === 'approved' && version.createdById === user.id) {
-        const policy = await distinctApproverPolicy(em, workspaceId, versionId, environmentIds);
-        if (policy) {
-          throw new ForbiddenError(
-            `The key that created version ${version.tag} cannot approve it: policy "${policy}" requires another approver`,
-            'distinct_approver_required',
-          );
+      if (input.status === 'approved') {
+        const refusal = await authorRefusal(
+          em,
+          workspaceId,
+          versionId,
+          environmentIds,
+          user.id,
+          'approve it',
+        );
+        if (refusal) {
+          await refuseVersionAuthor(em, this.origin, refusal, {
+            workspaceId,
+            action: 'approval.refused',
+            record: { type: 'version', id: version.id },
+            details: { environmentIds },
+          });
         }
       }
       const approvals: Approval[] = [];
+      // An approval counts once its workflow has recorded what it covers; a rejection counts at once.
+      const scope: ApprovalScopeState = input.status === 'approved' ? 'pending' : 'recorded';
       for (const environmentId of environmentIds) {
         const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });
-        const fields = { status: input.status, reason: input.reason ?? null, userName: user.name };
+        const fields = { status: input.status, reason: input.reason ?? null, userName: user.name, scope };
         approvals.push(
           existing
-            ? em.assign(existing, fields)
+            ? em.assign(existing, { ...fields, decision: existing.decision + 1 })
             : em.create(ApprovalSchema, {
                 id: newId(),
                 workspaceId,
@@ -155,22 +167,35 @@ export class ReleaseStore {
                 environmentId,
                 userId: user.id,
                 ...fields,
+                decision: 1,
               }),
         );
       }
       await em.flush();
-      await unbindApprovals(
-        em,
-        approvals.map((approval) => approval.id),
-      );
-      const waiting = await em.execute<{ id: string }[]>(
-        `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
-        [versionId, uuidArray(environmentIds)],
-      );
-      await wakeReleases(
-        em,
-        waiting.map((row) => row.id),
-      );
+      const approvalIds = approvals.map((approval) => approval.id);
+      await em.execute(`DELETE FROM approval_scope WHERE approval_id = ANY(?::uuid[])`, [
+        uuidArray(approvalIds),
+      ]);
+      if (input.status === 'approved') {
+        await enqueueOrchestrations(
+          em,
+          approvals.map((approval) => ({
+            kind: 'approval.scope' as const,
+            workspaceId,
+            approvalId: approval.id,
+            decision: approval.decision,
+          })),
+        );
+      } else {
+        const waiting = await em.execute<{ id: string }[]>(
+          `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
+          [versionId, uuidArray(environmentIds)],
+        );
+        await wakeReleases(
+          em,
+          waiting.map((row) => row.id),
+        );
+      }
       return approvals;
     });
   }
@@ -223,6 +248,23 @@ export class ReleaseStore {
         );
       }
       const user = actorOf(principal);
+      if (overrideReason) {
+        const refusal = await authorRefusal(
+          em,
+          workspaceId,
+          release.versionId,
+          [release.environmentId],
+          user.id,
+          'override its policies',
+        );
+        if (refusal) {
+          await refuseVersionAuthor(em, this.origin, refusal, {
+            workspaceId,
+            action: 'release.override_refused',
+            record: { type: 'release', id: release.id },
+          });
+        }
+      }
       await requestRedeploy(
         em,
         release.id,

@@ -24,9 +24,27 @@ export class ResourceProviderStore {
 
   /**
    * PUT by name: `ctrlc` sends the same name on every run (and an empty id), so the name is the key.
-   * One statement inserts or finds it, so two first runs at once both get the one provider.
+   * One statement inserts or finds it, so two first runs at once both get the one provider. A body
+   * whose id is one of the workspace's providers under another name renames that provider, keeping
+   * its id and resources: a declarative client (Terraform) renames by id, then sets resources on it.
    */
-  upsertByName(workspaceId: string, input: ResourceProviderInput): Promise<Upserted<ResourceProvider>> {
+  async upsertByName(workspaceId: string, input: ResourceProviderInput): Promise<Upserted<ResourceProvider>> {
+    const renamed = input.id
+      ? await this.em.findOne(ResourceProviderSchema, {
+          id: input.id,
+          workspaceId,
+          name: { $ne: input.name },
+        })
+      : null;
+    if (renamed)
+      return conflictOnDuplicate(async () => {
+        this.em.assign(renamed, {
+          name: input.name,
+          ...(input.metadata ? { metadata: input.metadata } : {}),
+        });
+        await this.em.flush();
+        return { record: renamed, created: false };
+      }, `Another resource provider is named ${input.name}`);
     return conflictOnDuplicate(
       () =>
         this.em.transactional(async (em) => {

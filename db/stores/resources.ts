@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../domain/errors';
-import type { Page, PageRequest } from '../../domain/pagination';
+import type { FilterPageRequest, Page } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { isRedactedMarker } from '../../domain/sensitive';
 import {
@@ -324,7 +324,7 @@ export class ResourceStore {
     return resource;
   }
 
-  list(workspaceId: string, page: PageRequest, filter?: CelQuery<'resource'>): Promise<Page<Resource>> {
+  list(workspaceId: string, page: FilterPageRequest, filter?: CelQuery<'resource'>): Promise<Page<Resource>> {
     return listFiltered(this.em, workspaceId, ResourceSchema, { workspaceId, deletedAt: null }, page, filter);
   }
 

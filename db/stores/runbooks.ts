@@ -105,10 +105,7 @@ export class RunbookStore {
     existing: Runbook | undefined,
   ): Promise<Runbook> {
     const slug = input.slug ?? existing?.slug ?? slugify(input.name);
-    const issues: FieldIssue[] = [
-      ...checkInputDeclarations(input.inputs),
-      ...(await this.unknownAgents(workspaceId, input.jobAgents)),
-    ];
+    const issues: FieldIssue[] = checkInputDeclarations(input.inputs);
     if (slug === '')
       issues.push({ path: 'body.slug', message: 'give a slug: none can be made from the name' });
     if (issues.length > 0) throw new ValidationError('The workflow is invalid', issues);
@@ -141,20 +138,6 @@ export class RunbookStore {
     return runbook;
   }
 
-  private async unknownAgents(
-    workspaceId: string,
-    entries: readonly RunbookAgentEntry[],
-  ): Promise<FieldIssue[]> {
-    const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
-      fields: ['id', 'name'],
-    });
-    return entries.flatMap((entry, index) =>
-      agents.some((agent) => agent.id === entry.ref || agent.name === entry.ref)
-        ? []
-        : [{ path: `body.jobAgents[${index}].ref`, message: `no job agent ${entry.ref} in this workspace` }],
-    );
-  }
-
   /** The agents the entries name, their secrets opened for the jobs' configuration. */
   private async runAgents(workspaceId: string, entries: readonly RunbookAgentEntry[]): Promise<RunAgent[]> {
     const agents = await this.em.find(JobAgentSchema, namedAgents(workspaceId, entries), {
@@ -165,6 +148,7 @@ export class RunbookStore {
       name: agent.name,
       type: agent.type,
       config: openConfig(this.secrets.forRecord(workspaceId, 'job_agent', agent.id), agent.config),
+      metadata: agent.metadata,
     }));
   }
 
@@ -185,7 +169,7 @@ export class RunbookStore {
     const budget = new RequestBudget();
     for (const selector of resolved.selectors) {
       const selected = await this.select(workspaceId, selector, budget);
-      inputs[selector.key] = selected;
+      if (selector.replacesValue) inputs[selector.key] = selected;
       if (selector.entityType === 'resource')
         for (const resource of selected) fanOut.set(resource.id, resource);
     }

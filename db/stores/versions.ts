@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf } from '../../domain/audit';
 import { ConflictError } from '../../domain/errors';
-import type { Page, PageRequest } from '../../domain/pagination';
+import type { FilterPageRequest, Page } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { becomesReady, canMoveVersion, type VersionStatus } from '../../domain/versionStatus';
 import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../entities';
@@ -118,6 +118,7 @@ export class VersionStore {
           }
           const { jobAgentConfig, ...fields } = definedOnly(patch);
           em.assign(version, fields);
+          await recordVersionEditor(em, version, this.origin);
           if (jobAgentConfig) {
             version.jobAgentConfig = sealConfig(
               this.secrets.forRecord(workspaceId, 'version', version.id),
@@ -154,7 +155,7 @@ export class VersionStore {
   async list(
     workspaceId: string,
     deploymentId: string,
-    page: PageRequest,
+    page: FilterPageRequest,
     filter: { status?: VersionStatus; cel?: CelQuery<'version'> } = {},
   ): Promise<Page<VersionWithDependencies>> {
     await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
@@ -170,4 +171,22 @@ export class VersionStore {
     );
     return { ...versions, items: await withDependencies(this.em, versions.items) };
   }
+}
+
+/**
+ * The key that changes a version after another created it becomes one of its authors
+ * (domain/versionAuthors.ts): under a rule requiring another approver, it may not approve it.
+ */
+async function recordVersionEditor(
+  em: EntityManager,
+  version: DeploymentVersion,
+  origin: AuditOrigin,
+): Promise<void> {
+  const { actor } = origin;
+  if (actor.type !== 'key' || actor.id === version.createdById) return;
+  await em.execute(
+    `UPDATE deployment_version SET changed_by_ids = array_append(changed_by_ids, ?)
+      WHERE id = ? AND NOT (? = ANY(changed_by_ids))`,
+    [actor.id, version.id, actor.id],
+  );
 }

@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebhookEvent } from '../../domain/audit';
-import { ConflictError, NotFoundError } from '../../domain/errors';
+import { ConflictError, NotFoundError, RateLimitedError } from '../../domain/errors';
 import type { Page } from '../../domain/pagination';
 import { WebhookDeliverySchema, WebhookSchema, type Webhook, type WebhookDelivery } from '../entities';
 import { newId } from '../ids';
 import { enqueueOrchestration } from '../outbox';
 import type { SecretBox } from '../secrets';
+import { redeliveryWaitSeconds } from '../webhookAdmissions';
 import { findOwned, listPage } from './common';
 
 /** Webhooks a workspace may have: every event is matched against each of them. */
@@ -21,12 +22,15 @@ export interface WebhookInput {
 /**
  * Webhooks (docs/behaviour.md "Webhooks"): the secret is sealed to the webhook and never answered.
  * Deliveries are written with the events they carry (Migration0033's trigger); a redelivery is a
- * new delivery of the same event, with the same body and event id.
+ * new delivery of the same event, with the same body and event id, and counts toward the workspace's
+ * deliveries per minute (db/webhookAdmissions.ts) as they do.
  */
 export class WebhookStore {
   constructor(
     private readonly em: EntityManager,
     private readonly box: SecretBox,
+    /** Deliveries the workspace may start per minute. */
+    private readonly deliveriesPerMinute: number,
   ) {}
 
   create(workspaceId: string, input: WebhookInput): Promise<Webhook> {
@@ -92,12 +96,23 @@ export class WebhookStore {
     return { items, total, limit: page.limit, offset: page.offset };
   }
 
-  /** The same event sent again, as a new delivery. */
+  /**
+   * The same event sent again, as a new delivery. Refused (429) while the workspace's deliveries of
+   * the last minute and those waiting their turn already fill its minute: automatic deliveries wait
+   * then, but a person asking again is told when to.
+   */
   redeliver(workspaceId: string, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
     return this.em.transactional(async (em) => {
       await findOwned(em, WebhookSchema, workspaceId, webhookId, 'webhook');
       const original = await em.findOne(WebhookDeliverySchema, { id: deliveryId, webhookId });
       if (!original) throw new NotFoundError('webhook delivery', deliveryId);
+      const wait = await redeliveryWaitSeconds(em, workspaceId, this.deliveriesPerMinute);
+      if (wait !== undefined)
+        throw new RateLimitedError(
+          `The workspace has started or queued ${this.deliveriesPerMinute} webhook deliveries in the last minute, ` +
+            `the most it may; ask again in ${wait} s`,
+          wait,
+        );
       const [row] = await em.execute<{ id: string }[]>(
         `INSERT INTO webhook_delivery (webhook_id, workspace_id, event_id, event_type, payload, redelivery_of)
          SELECT webhook_id, workspace_id, event_id, event_type, payload, id FROM webhook_delivery WHERE id = ?

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidArray } from '../../db/sql';
+import { authorRole, distinctApproverRefusal, type AuthorRole } from '../../domain/versionAuthors';
 import { paced } from '../selectors/pace';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from './policyMatching';
 
@@ -12,7 +13,7 @@ const TARGET_BATCH = 1_000;
  * when none does (docs/behaviour.md "Approvals"). Targets are read a batch at a time and matched in
  * paced slices, stopping at the first that a policy applies to.
  */
-export async function distinctApproverPolicy(
+async function distinctApproverPolicy(
   em: EntityManager,
   workspaceId: string,
   versionId: string,
@@ -50,4 +51,39 @@ export async function distinctApproverPolicy(
       pacer.rest();
     }
   });
+}
+
+/** How a key made a version (created or changed it), if it did, with the version's tag. */
+export async function versionAuthorRole(
+  em: EntityManager,
+  versionId: string,
+  keyId: string,
+): Promise<{ role?: AuthorRole; tag: string }> {
+  const [version] = await em.execute<
+    { created_by_id: string | null; changed_by_ids: string[]; tag: string }[]
+  >(`SELECT created_by_id, changed_by_ids, tag FROM deployment_version WHERE id = ?`, [versionId]);
+  if (!version) return { tag: '' };
+  const role = authorRole(
+    { createdById: version.created_by_id, changedByIds: version.changed_by_ids },
+    keyId,
+  );
+  return { tag: version.tag, ...(role ? { role } : {}) };
+}
+
+/**
+ * Why a key may not approve a version (or override its policies) in these environments: it created
+ * or changed the version, and a policy there requires another approver. Null when it may.
+ */
+export async function authorRefusal(
+  em: EntityManager,
+  workspaceId: string,
+  versionId: string,
+  environmentIds: readonly string[],
+  keyId: string,
+  what: 'approve it' | 'override its policies',
+): Promise<string | null> {
+  const { role, tag } = await versionAuthorRole(em, versionId, keyId);
+  if (!role) return null;
+  const policy = await distinctApproverPolicy(em, workspaceId, versionId, environmentIds);
+  return policy ? distinctApproverRefusal(role, tag, what, policy) : null;
 }

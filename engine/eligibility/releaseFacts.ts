@@ -8,7 +8,7 @@ import type {
   ReleaseFacts,
   VersionFacts,
 } from '../../domain/gates';
-import type { EnvironmentProgressionRule } from '../../domain/policies';
+import { RULE_DEFAULTS, type EnvironmentProgressionRule } from '../../domain/policies';
 import type { ReleasePhase } from '../../domain/releases';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { selectorMatches, type DeploymentFields } from '../../domain/selectors';
@@ -30,6 +30,7 @@ import type { z } from 'zod';
 interface ReleaseRow extends ReleaseIdentityRow {
   phase: ReleasePhase;
   version_created_by: string | null;
+  version_changed_by: string[];
   redeploy_requested_at: Date | null;
   redeploy_override_reason: string | null;
   created_at: Date;
@@ -71,7 +72,7 @@ const FACT_COLUMNS = `
             ${VERSION_JSON('v')} AS version,
 ${TARGET_RECORD_COLUMNS},
             s.active_release_id, dv.id AS deployed_version_id, dv.created_at AS deployed_created_at,
-            v.created_by_id AS version_created_by`;
+            v.created_by_id AS version_created_by, v.changed_by_ids AS version_changed_by`;
 
 /** The facts of many releases, keyed by release id; unknown ids are absent. */
 export async function loadReleases(
@@ -244,17 +245,15 @@ function versionEnvironmentPairs(rows: ReleaseRow[]): [string, string] {
 }
 
 /**
- * Approvals and rejections of each row's version in its environment, oldest first; with the digest
- * of what the release would ship when an approval let it go, where one was recorded.
+ * Approvals and rejections of each row's version in its environment, oldest first. Whether each
+ * covers what the release would ship is read after (engine/planner/shipDigests.ts `withShipDigest`).
  */
 async function loadApprovals(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsByRelease<ApprovalFact[]>> {
   const byRelease = groupBy(
     await sql.execute<(ApprovalFact & { of: string })[]>(
-      `SELECT k.of, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason, a.updated_at AS at,
-              ad.digest
+      `SELECT k.of, a.user_id AS "userId", a.user_name AS "userName", a.status, a.reason, a.updated_at AS at
          FROM unnest(?::uuid[], ?::uuid[], ?::uuid[]) AS k(of, version_id, environment_id)
          JOIN approval a ON a.version_id = k.version_id AND a.environment_id = k.environment_id
-         LEFT JOIN approval_digest ad ON ad.approval_id = a.id AND ad.release_id = k.of
         ORDER BY a.updated_at`,
       [uuidArray(rows.map((row) => row.id)), ...versionEnvironmentPairs(rows)],
     ),
@@ -263,13 +262,12 @@ async function loadApprovals(sql: SqlReader, rows: ReleaseRow[]): Promise<FactsB
   return new Map(
     rows.map((row) => [
       row.id,
-      (byRelease.get(row.id) ?? []).map(({ userId, userName, status, reason, at, digest }) => ({
+      (byRelease.get(row.id) ?? []).map(({ userId, userName, status, reason, at }) => ({
         userId,
         userName,
         status,
         reason,
         at: iso(at),
-        ...(digest ? { digest } : {}),
       })),
     ]),
   );
@@ -498,6 +496,14 @@ function assembleRelease(
       ...ifAny('skips', families.skips.get(row.id)),
       ...ifAny('holds', families.holds.get(row.id)),
       ...(row.version_created_by ? { versionCreatedBy: row.version_created_by } : {}),
+      ...(row.version_changed_by.length > 0
+        ? {
+            versionAuthors: [
+              ...(row.version_created_by ? [row.version_created_by] : []),
+              ...row.version_changed_by,
+            ],
+          }
+        : {}),
     },
   };
 }
@@ -552,7 +558,7 @@ async function loadProgression(
          FROM job j JOIN release r ON r.id = j.release_id
          JOIN (SELECT DISTINCT * FROM unnest(?::uuid[], ?::uuid[])) AS k(version_id, environment_id)
            ON r.version_id = k.version_id AND r.environment_id = k.environment_id
-        WHERE j.completed_at IS NOT NULL
+        WHERE j.completed_at IS NOT NULL AND r.phase <> 'cancelled'
         GROUP BY 1, 2, 3, 4`,
       [pairs((row) => row.version_id), dependedOn],
     ),
@@ -565,7 +571,10 @@ async function loadProgression(
       environments: envs.map((env) => {
         const firstSuccessPerResource = new Map<string, number>();
         for (const c of completions.get(`${row.version_id}/${env.id}`) ?? []) {
-          if (!(spec.successStatuses as readonly string[]).includes(c.status)) continue;
+          if (
+            !(spec.successStatuses ?? (RULE_DEFAULTS.successStatuses as readonly string[])).includes(c.status)
+          )
+            continue;
           const at = new Date(c.at).getTime();
           const seen = firstSuccessPerResource.get(c.resource_id);
           if (seen === undefined || at < seen) firstSuccessPerResource.set(c.resource_id, at);

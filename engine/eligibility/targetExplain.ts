@@ -43,7 +43,7 @@ export async function explainReleaseTarget(
   // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
   const judged =
     existing && loaded.phase === 'pending'
-      ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded, false))
+      ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded))
       : loaded;
   const [lastJob] = existing
     ? await em.execute<{ id: string; status: string; message: string | null }[]>(

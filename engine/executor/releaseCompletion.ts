@@ -39,7 +39,7 @@ const PROGRESSIONS_WAITING_ON = preparedStatement(
   'progressions_waiting_on',
   `WITH successes AS (
      SELECT count(DISTINCT r.resource_id)::int AS n FROM release r JOIN job j ON j.release_id = r.id
-      WHERE r.version_id = $1 AND r.environment_id = $2 AND j.status = 'successful')
+      WHERE r.version_id = $1 AND r.environment_id = $2 AND j.status = 'successful' AND r.phase <> 'cancelled')
    SELECT DISTINCT w.id FROM release w, successes,
           jsonb_array_elements(coalesce(w.evaluation->'rules', '[]')) AS rule
     WHERE w.version_id = $1 AND w.environment_id <> $2 AND w.phase = 'pending'

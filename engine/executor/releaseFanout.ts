@@ -11,6 +11,7 @@ import { recordAuditEvents } from '../../db/audit';
 import { evaluationEvents, releaseEvent } from '../../domain/audit';
 import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
 import { DEPLOYED_VERSION_JOIN, loadReleases } from '../eligibility/releaseFacts';
+import { withShipDigests } from '../planner/shipDigests';
 import { OPEN_RELEASES_OF, wakeReleases } from '../../db/releaseWake';
 import type { SecretBox } from '../../db/secrets';
 import { uuidArray } from '../../db/sql';
@@ -140,7 +141,7 @@ async function createReleases(
 ): Promise<FanoutResult> {
   if (choices.length === 0) return { created: 0, started: 0 };
   const created = await insertReleases(tx, choices);
-  const evaluations = await decideGates(tx, created);
+  const evaluations = await decideGates(tx, box, created);
   const jobs = await startAdmitted(tx, box, created, evaluations);
   await recordEvaluations(tx, evaluations);
   await recordAuditEvents(
@@ -177,14 +178,22 @@ function insertReleases(tx: EntityManager, choices: readonly ReleaseChoice[]): P
   );
 }
 
-/** Each new release's gates, on the facts of the whole batch read at once. */
-async function decideGates(tx: EntityManager, created: ReleaseRow[]): Promise<Map<string, GateEvaluation>> {
-  const facts = await loadReleases(
+/**
+ * Each new release's gates, on the facts of the whole batch read at once; where the version has
+ * approvals, with what each release would ship, so an approval counts only for what it covers.
+ */
+async function decideGates(
+  tx: EntityManager,
+  box: SecretBox,
+  created: ReleaseRow[],
+): Promise<Map<string, GateEvaluation>> {
+  const loaded = await loadReleases(
     tx,
     created.map((release) => release.id),
   );
+  const facts = await withShipDigests(tx, box, [...loaded.values()]);
   const now = new Date();
-  return new Map(created.map((release) => [release.id, evaluateGates(facts.get(release.id)!.facts, now)]));
+  return new Map(facts.map((release) => [release.releaseId, evaluateGates(release.facts, now)]));
 }
 
 /** The jobs of the releases that may proceed and whose target slot they could take. */

@@ -1,6 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
-import { canMoveJob, isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
+import {
+  canMoveJob,
+  cancelledJobMoveRefusal,
+  isTerminalJobStatus,
+  type JobStatus,
+} from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
 import { plainRecord } from '../../db/plainRecords';
 import { outboxInsert, outboxNotifications } from '../../db/outbox';
@@ -77,22 +82,28 @@ type JobRow = Record<string, unknown> &
     external_id: string | null;
     started_at: Date | null;
     completed_at: Date | null;
+    cancel_requested_at: Date | null;
+    /** Whether its cancel's deadline has passed, by the database's clock. */
+    cancel_overdue: boolean | null;
   };
 
 /** The job by id ($1), in the workspace ($2) and of the agent (then $2 or $3) when the scope names them. */
 const LOCK_JOB = {
-  any: preparedStatement('lock_job', 'SELECT * FROM job WHERE id = $1 FOR UPDATE'),
+  any: preparedStatement(
+    'lock_job',
+    'SELECT *, cancel_deadline <= now() AS cancel_overdue FROM job WHERE id = $1 FOR UPDATE',
+  ),
   workspace: preparedStatement(
     'lock_job_of_workspace',
-    'SELECT * FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
+    'SELECT *, cancel_deadline <= now() AS cancel_overdue FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
   ),
   agent: preparedStatement(
     'lock_job_of_agent',
-    'SELECT * FROM job WHERE id = $1 AND job_agent_id = $2 FOR UPDATE',
+    'SELECT *, cancel_deadline <= now() AS cancel_overdue FROM job WHERE id = $1 AND job_agent_id = $2 FOR UPDATE',
   ),
   workspaceAgent: preparedStatement(
     'lock_job_of_workspace_agent',
-    'SELECT * FROM job WHERE id = $1 AND workspace_id = $2 AND job_agent_id = $3 FOR UPDATE',
+    'SELECT *, cancel_deadline <= now() AS cancel_overdue FROM job WHERE id = $1 AND workspace_id = $2 AND job_agent_id = $3 FOR UPDATE',
   ),
 };
 
@@ -194,6 +205,12 @@ export async function changeJobStatus(
     if (!canMoveJob(row.status, status)) {
       throw new ConflictError(`A job cannot move from ${row.status} to ${status}`, 'invalid_status_move');
     }
+    const cancelRefusal =
+      row.cancel_requested_at && status !== row.status
+        ? cancelledJobMoveRefusal(status, row.cancel_overdue === true)
+        : undefined;
+    if (cancelRefusal)
+      throw new ConflictError(`The job cannot move to ${status}: ${cancelRefusal}`, 'cancel_requested');
     const moved = row.status !== status;
     const after = {
       status,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JobStatus } from '../../domain/jobStatus';
+import { ACTIVE_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import { JobSchema, type Job } from '../../db/entities';
 import { OUTBOX_CHANNEL, outboxTraceContext } from '../../db/outbox';
 import { plainRecord } from '../../db/plainRecords';
@@ -11,7 +11,7 @@ import { AUDIT_EVENT_COLUMNS, SYSTEM_ORIGIN, type AuditOrigin } from '../../db/a
 
 /**
  * Claiming and reaping (docs/behaviour.md "Pull job agents"). A claim is ONE statement: it moves a queued job of
- * the agent to in_progress and — for an agent with a lease (phase V2) — inserts the claim record
+ * the agent to in_progress and — for an agent with a lease — inserts the claim record
  * and the outbox row that starts the claim's lease workflow (which trails the claim: the answer
  * never waits on Temporal), notifies the relay, and returns the claimed job. Either all of
  * it commits or none of it does: a committed claim record always has its lease workflow coming (the
@@ -67,7 +67,7 @@ const CLAIM = preparedStatement(
      UPDATE job SET status = 'in_progress', started_at = coalesce(started_at, now()), updated_at = now()
       WHERE id = $1 AND job_agent_id = $2 AND workspace_id = $3 AND status = 'queued'
         AND EXISTS (SELECT 1 FROM agent WHERE type = 'http-pull')
-        AND NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = $1)
+        AND NOT EXISTS (SELECT 1 FROM job_hold h WHERE h.job_id = $1) AND cancel_requested_at IS NULL
       RETURNING *
    ), lease AS (
      INSERT INTO job_claim (job_id, job_agent_id, workspace_id, claim_id, lease_seconds, claim_expires_at)
@@ -259,7 +259,7 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
          )
          SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
                 r.expired_leases, r.max_deliveries,
-                EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.status = 'in_progress'
+                EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.completed_at IS NULL
                           AND j.cancel_requested_at IS NOT NULL) AS cancel_overdue
            FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`,
         [SWEEP_LIMIT, actor.type, actor.id, actor.name, requestId],
@@ -272,7 +272,7 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
           await changeJobStatus(tx, {}, row.job_id, {
             status: 'cancelled',
             message: 'cancelled: the agent did not stop the job within the grace period',
-            from: ['in_progress'],
+            from: ACTIVE_JOB_STATUSES,
           });
           continue;
         }

@@ -194,7 +194,7 @@ export class PullStore {
 
   /**
    * docs/behaviour.md "Claim": the job is handed out at most once; a loser gets 409, an unknown job or another
-   * agent's job 404. An agent with a lease (phase V2) also gets a claim record and its lease workflow.
+   * agent's job 404. An agent with a lease also gets a claim record and its lease workflow.
    * The claim commits at once (its row lock is what racing agents wait on); if its answer then cannot
    * be built (a stored secret sealed under another key: 409), the claim is undone through the one
    * path of status moves, so the job is queued again with no claim left.
@@ -247,8 +247,8 @@ export class PullStore {
   }
 
   /**
-   * Phase V2: moves the lease's end to now + its length; touches only the claim record. The fence
-   * (the current claim id, or none when the agent does not enforce it) and the update are one
+   * docs/behaviour.md "Heartbeat": moves the lease's end to now + its length; touches only the claim record.
+   * The fence (the current claim id, or none when the agent does not enforce it) and the update are one
    * statement, so a claim that ends meanwhile is never extended. When nothing was extended, the
    * answer says why: no such job (404), or its claim is gone or another one's (409, with its status).
    */

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../../domain/grouping';
+import { RULE_DEFAULTS } from '../../domain/policies';
 import type { JobPlanInput, JobPlanRecords, PlanAgent } from '../../domain/jobPlan';
 import {
   relationshipReferencesOf,
@@ -293,7 +294,7 @@ function resealVerifications(
             {
               policyId: policy.id,
               ruleId: rule.id,
-              triggerOn: rule.verification.triggerOn,
+              triggerOn: rule.verification.triggerOn ?? RULE_DEFAULTS.triggerOn,
               metrics: resealMetricHeaders(
                 rule.verification.metrics,
                 box.forRecord(release.workspace_id, 'policy', policy.id),

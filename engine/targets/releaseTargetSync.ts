@@ -9,7 +9,7 @@ import {
   type TargetEnvironment,
   type TargetResource,
 } from '../../domain/releaseTargets';
-import { enqueueOrchestration } from '../../db/outbox';
+import { enqueueTargetsAdded } from '../../db/outbox';
 import { paced } from '../selectors/pace';
 import { OPEN_RELEASES_OF, wakeReleases } from '../../db/releaseWake';
 import { targetRows, targetRowsSql, uuidArray } from '../../db/sql';
@@ -94,10 +94,10 @@ const APPLY_TARGET_CHANGES = preparedStatement(
 /**
  * The one function through which release targets appear and disappear, and where orchestration
  * hooks in: a new target of a deployment with a ready version is flagged for the workspace's
- * target rollout, which gives it a release of the newest eligible version (one `targets.added`
- * message per write, however many targets; a deployment without a ready version needs none, its
- * first ready version's rollout covers it). The open releases of removed targets are woken, and
- * withdraw.
+ * target rollout, which gives it a release of the newest eligible version (one waiting
+ * `targets.added` message however many writes and targets, db/outbox.ts `enqueueTargetsAdded`; a
+ * deployment without a ready version needs none, its first ready version's rollout covers it). The
+ * open releases of removed targets are woken, and withdraw.
  */
 export async function applyReleaseTargetChanges(
   em: EntityManager,
@@ -112,7 +112,7 @@ export async function applyReleaseTargetChanges(
     workspaceId,
     targetRows(changes.added),
   ]);
-  if ((row?.pending ?? 0) > 0) await enqueueOrchestration(em, { kind: 'targets.added', workspaceId });
+  if ((row?.pending ?? 0) > 0) await enqueueTargetsAdded(em, workspaceId);
   await wakeReleases(em, row?.woken ?? []);
 }
 

@@ -49,8 +49,21 @@ export const referenceAvailable = (): boolean => fs.existsSync(REFERENCE_PATH);
  */
 export const SPEC_WINS: Record<
   string,
-  { schema: string; property?: string; ours: string; outputs?: readonly string[] }
+  {
+    schema: string;
+    property?: string;
+    ours: string;
+    outputs?: readonly string[];
+    /** The property is answered, as null when it has no value, where the reference's type has no null. */
+    nullable?: boolean;
+  }
 > = {
+  'deletedAt of a live resource': {
+    schema: 'Resource',
+    property: 'deletedAt',
+    ours: 'SPEC.md "Resource record": deletedAt is in every answer, a date-time or null',
+    nullable: true,
+  },
   'an omitted resourceSelector': {
     schema: 'CreateDeploymentRequest',
     property: 'resourceSelector',
@@ -91,15 +104,19 @@ export function readReference(): ReferenceDocument {
 
 /**
  * The reference with exactly the SPEC_WINS differences relaxed: an enum also takes our spellings; a property we may
- * leave out is no longer required.
+ * leave out is no longer required; one we answer as null takes null.
  */
 export function relaxedReference(document: ReferenceDocument = readReference()): ReferenceDocument {
   const relaxed = structuredClone(document);
-  for (const [difference, { schema, property, outputs }] of Object.entries(SPEC_WINS)) {
+  for (const [difference, { schema, property, outputs, nullable }] of Object.entries(SPEC_WINS)) {
     const declared = relaxed.components.schemas[schema];
     if (!declared) throw new Error(`SPEC_WINS "${difference}": the reference has no schema ${schema}`);
     if (outputs) declared.enum = [...new Set([...(declared.enum ?? []), ...outputs])];
-    if (property) declared.required = declared.required?.filter((name) => name !== property);
+    if (property && nullable) {
+      const declaredProperty = declared.properties?.[property] as { nullable?: boolean } | undefined;
+      if (!declaredProperty) throw new Error(`SPEC_WINS "${difference}": ${schema} has no ${property}`);
+      declaredProperty.nullable = true;
+    } else if (property) declared.required = declared.required?.filter((name) => name !== property);
   }
   return relaxed;
 }

@@ -3,7 +3,9 @@
  * document itself says is wrong (a missing required field, a value of another type, a string over
  * its maximum, an id that is not one, a number out of range), or in a way every JSON body is refused
  * (NUL, unpaired surrogates, nesting, invalid JSON). The API must answer each with a 4xx problem.
- * Besides, every object of every body gets a misspelled key in turn (`misspelledKeyCases`).
+ * Besides, every object of every body gets a misspelled key in turn (`misspelledKeyCases`), and
+ * every string field whose `pattern` refuses control characters gets each of them in turn
+ * (`controlCharacterCases`).
  */
 
 type Schema = Record<string, unknown> & {
@@ -57,6 +59,44 @@ export interface MisspelledKeyCase extends FuzzCase {
   body: unknown;
   /** The misspelled key's path, as problem+json names it: `body.variables[0].sensitve`. */
   field: string;
+}
+
+/** A body with a control character in one string field its pattern refuses it in: 400 naming both. */
+export interface ControlCharacterCase extends FuzzCase {
+  body: unknown;
+  /** The field's path, as problem+json names it: `body.reason`. */
+  field: string;
+  /** The character, as the refusal names it: `U+001B`. */
+  codePoint: string;
+}
+
+/**
+ * What a terminal or a text renderer acts on rather than shows: ESC, BEL, CR, DEL, a C1 control
+ * (NEL), tab and line feed (a multi-line field's pattern takes those two), a bidirectional
+ * override and an isolate.
+ */
+const CONTROL_CHARACTERS = ['\u001b', '\u0007', '\r', '\u007f', '\u0085', '\t', '\n', '\u202e', '\u2066'];
+
+/** The keys of fields that hold text people read. */
+const TEXT_KEY = /\.(name|slug|tag|reason|description|message|comment|title)$/;
+/** A job agent's configuration is data, whatever its keys are called (a test runner's `message`). */
+const IN_CONFIGURATION = /\.config\./;
+
+const codePoint = (char: string) => `U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Whether the document's `pattern` refuses control characters (an ESC) in the string. */
+const refusesControls = (pattern: string | undefined) =>
+  pattern !== undefined && !new RegExp(pattern).test('fuzz\u001bvalue');
+
+/** A string field of a body: where it is, its schema, and the operation's body with a value there. */
+interface BodyString {
+  operation: string;
+  method: FuzzCase['method'];
+  path: string;
+  admin: boolean;
+  field: string;
+  schema: Schema;
+  bodyWith: (value: string) => unknown;
 }
 
 /** A key a little off one the object declares (`sensitive` → `sensitve`), or one it surely does not. */
@@ -142,6 +182,109 @@ export class OpenApiFuzzer {
       }
     }
     return cases;
+  }
+
+  /**
+   * For every string field of every request body whose `pattern` takes a plain value but refuses it
+   * with a control character in it, the body with that value there, for each such character.
+   */
+  controlCharacterCases(): ControlCharacterCase[] {
+    const cases: ControlCharacterCase[] = [];
+    for (const { operation, method, path, admin, field, schema, bodyWith } of this.bodyStrings()) {
+      if (!schema.pattern) continue;
+      const pattern = new RegExp(schema.pattern);
+      if (!pattern.test('fuzz-value')) continue;
+      for (const char of CONTROL_CHARACTERS) {
+        const value = `fuzz${char}value`;
+        if (pattern.test(value)) continue;
+        const point = codePoint(char);
+        cases.push({
+          label: `${operation}: ${field} with ${point}`,
+          method,
+          path,
+          body: bodyWith(value),
+          field,
+          codePoint: point,
+          admin,
+        });
+      }
+    }
+    return cases;
+  }
+
+  /**
+   * Fields of request bodies named as text people read (`name`, `reason`, …), outside
+   * configurations, whose pattern takes control characters.
+   */
+  unguardedTextFields(): string[] {
+    return this.bodyStrings()
+      .filter(
+        ({ field, schema }) =>
+          TEXT_KEY.test(field) && !IN_CONFIGURATION.test(field) && !refusesControls(schema.pattern),
+      )
+      .map(({ operation, field }) => `${operation}: ${field}`);
+  }
+
+  private bodyStrings(): BodyString[] {
+    const found: BodyString[] = [];
+    for (const [template, operations] of Object.entries(this.document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const bodySchema = operation.requestBody?.content['application/json']?.schema;
+        if (!bodySchema || !['post', 'put', 'patch', 'delete'].includes(method)) continue;
+        for (const [field, schema, bodyWith] of this.strings(bodySchema, 'body', [])) {
+          found.push({
+            operation: `${method.toUpperCase()} ${template}`,
+            method: method as FuzzCase['method'],
+            path: this.pathOf(template),
+            admin: (operation.security ?? []).some((scheme) => 'adminToken' in scheme),
+            field,
+            schema,
+            bodyWith,
+          });
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The free-text string fields of `raw` (not enums, formats such as uuid, or records' values),
+   * following properties, array items and each option of a union: each with its path, its schema
+   * and the value of `raw` that carries a given string there.
+   */
+  private *strings(
+    raw: Schema,
+    at: string,
+    refs: readonly string[],
+  ): Generator<[string, Schema, (value: string) => unknown]> {
+    const ref = raw.$ref?.split('/').pop();
+    if (ref && refs.includes(ref)) return;
+    const within = ref ? [...refs, ref] : refs;
+    const schema = this.resolve(raw);
+    for (const option of [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
+      yield* this.strings(option, at, within);
+    }
+    if (this.types(schema).includes('string') && !schema.enum && !schema.format) {
+      yield [at, schema, (value) => value];
+    }
+    const parts = [schema, ...(schema.allOf ?? []).map((part) => this.resolve(part))];
+    const properties: Record<string, Schema> = Object.assign(
+      {},
+      ...parts.map((part) => part.properties ?? {}),
+    );
+    if (Object.keys(properties).length > 0) {
+      const base = this.example(schema) as Record<string, unknown>;
+      for (const [name, property] of Object.entries(properties)) {
+        for (const [field, leaf, inner] of this.strings(property, `${at}.${name}`, within)) {
+          yield [field, leaf, (value) => ({ ...base, [name]: inner(value) })];
+        }
+      }
+    }
+    if (schema.items) {
+      for (const [field, leaf, inner] of this.strings(schema.items, `${at}[0]`, within)) {
+        yield [field, leaf, (value) => [inner(value)]];
+      }
+    }
   }
 
   /** Values of `raw`, each with one misspelled key at one object in it, and that key's path. */
@@ -366,4 +509,66 @@ export class OpenApiFuzzer {
     const name = schema.$ref.split('/').pop()!;
     return this.resolve(this.document.components?.schemas?.[name] ?? {});
   }
+}
+
+/** Parts a recurrence rule is built of: ordinary ones, ones that never or hardly ever match, and wrong ones. */
+const RECURRENCE_PARTS: readonly (readonly string[])[] = [
+  [
+    'FREQ=YEARLY',
+    'FREQ=MONTHLY',
+    'FREQ=WEEKLY',
+    'FREQ=DAILY',
+    'FREQ=HOURLY',
+    'FREQ=MINUTELY',
+    'FREQ=SECONDLY',
+    'FREQ=NEVER',
+  ],
+  ['', 'INTERVAL=1', 'INTERVAL=7', 'INTERVAL=1000', 'INTERVAL=100000', 'INTERVAL=0', 'INTERVAL=-1'],
+  ['', 'BYMONTH=2', 'BYMONTH=2,4,6', 'BYMONTH=13', 'BYMONTH=0'],
+  [
+    '',
+    'BYMONTHDAY=31',
+    'BYMONTHDAY=29',
+    'BYMONTHDAY=30,31',
+    'BYMONTHDAY=-1',
+    'BYMONTHDAY=0',
+    'BYMONTHDAY=32',
+  ],
+  ['', 'BYDAY=MO', 'BYDAY=MO,FR', 'BYDAY=1MO', 'BYDAY=-1FR', 'BYDAY=5SU', 'BYDAY=53MO', 'BYDAY=XX'],
+  ['', 'BYHOUR=9', 'BYHOUR=0,12,23', 'BYHOUR=24'],
+  ['', 'BYMINUTE=0', `BYMINUTE=${Array.from({ length: 60 }, (_, i) => i).join(',')}`],
+  ['', 'BYSECOND=0', 'BYSECOND=0,15,30,45', 'BYSECOND=61'],
+  ['', 'BYSETPOS=1', 'BYSETPOS=-1', 'BYSETPOS=366', 'BYSETPOS=400'],
+  ['', 'BYYEARDAY=366', 'BYYEARDAY=-366', 'BYYEARDAY=60', 'BYYEARDAY=0'],
+  ['', 'BYWEEKNO=53', 'BYWEEKNO=1'],
+  ['', 'COUNT=1', 'COUNT=10000', 'COUNT=1000000000', 'UNTIL=20200101T000000Z', 'UNTIL=20991231T000000Z'],
+  ['', 'WKST=SU', 'WKST=ZZ'],
+];
+const RECURRENCE_STARTS = [
+  '',
+  '19000101T000000Z',
+  '19700101T000000Z',
+  '19900101T000000Z',
+  '20261201T090000',
+  '20990101T000000Z',
+  '99991231T235959Z',
+  'garbage',
+];
+
+/**
+ * Recurrence rules for a window or a freeze, drawn from the parts above with a fixed seed (so a
+ * failure can be found again): the API must answer each with a 2xx or a 4xx problem, at once —
+ * never a 5xx, never after searching centuries for a start.
+ */
+export function recurrenceRuleCases(count: number, seed = 45): string[] {
+  let state = seed;
+  const random = (n: number) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return (state >>> 8) % n;
+  };
+  return Array.from({ length: count }, () => {
+    const parts = RECURRENCE_PARTS.map((choices) => choices[random(choices.length)]!).filter(Boolean);
+    const start = RECURRENCE_STARTS[random(RECURRENCE_STARTS.length)]!;
+    return start ? `DTSTART:${start}\nRRULE:${parts.join(';')}` : parts.join(';');
+  });
 }

@@ -16,8 +16,8 @@ export function spawnFlightdeck(
   args: string[],
   options: {
     env?: NodeJS.ProcessEnv;
-    /** 'pipe' to read what it prints. */
-    stdout?: 'ignore' | 'pipe';
+    /** 'pipe' to read what it prints, 'inherit' to show its log (errors only, at the tests' level). */
+    stdout?: 'ignore' | 'pipe' | 'inherit';
     /** 'pipe' to read its errors (default: the test's stderr). */
     stderr?: 'inherit' | 'pipe';
     /** Its own process group, so that `killGroup` takes its children with it. */

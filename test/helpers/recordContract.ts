@@ -308,7 +308,7 @@ export const OPERATIONS: Operation[] = [
     }),
   ),
   { method: 'get', path: '/resources/identifier/{identifier}', status: 200, writes: [] },
-  { method: 'delete', path: '/resources/identifier/{identifier}', status: 202, writes: ['resource'] },
+  { method: 'delete', path: '/resources/identifier/{identifier}', status: 200, writes: ['resource'] },
   { method: 'get', path: '/resources/identifier/{identifier}/variables', status: 200, writes: [] },
   {
     method: 'patch',

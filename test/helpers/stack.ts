@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type FlightdeckApp } from '../../api/app';
+import type { EgressPolicy } from '../../activities/egress';
 import type { TransportPolicy } from '../../api/middleware/transport';
 import { pingDatabase, openDatabase, type Database } from '../../db/database';
 import { SecretBox } from '../../db/secrets';
@@ -56,6 +57,13 @@ export interface TestStackOptions {
   bodyLimit?: string;
   /** Who may use pull endpoints over plain HTTP (default: loopback only). */
   transport?: TransportPolicy;
+  /**
+   * Where the worker's webhook deliveries may go (default: public addresses only, as in production,
+   * while the agents' fakes on loopback are reachable): a test of a local receiver opens loopback.
+   */
+  webhookEgress?: EgressPolicy;
+  /** Webhook deliveries a workspace may start per minute, for the API and the worker (default 600). */
+  webhookDeliveriesPerMinute?: number;
   /** Where the API, the worker and (for the file's first stack) Temporal's runtime log. */
   logger?: Logger;
   /**
@@ -137,6 +145,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
     rego,
+    webhookDeliveriesPerMinute: options.webhookDeliveriesPerMinute,
     readiness: {
       postgres: () => pingDatabase(orm),
       temporal: async () => {
@@ -165,6 +174,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         secrets,
         // The fakes of remote services listen on loopback.
         egress: { allow: ['127.0.0.0/8', '::1'], deny: [] },
+        webhookEgress: options.webhookEgress,
+        webhookDeliveriesPerMinute: options.webhookDeliveriesPerMinute,
         rego,
         databaseUrl: db.url,
         temporal: { address, namespace: 'default', taskQueue },

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { enqueueOrchestration } from '../../db/outbox';
+import { Client } from 'pg';
+import { enqueueOrchestration, enqueueTargetsAdded } from '../../db/outbox';
 import type { OrchestrationMessage } from '../../domain/orchestration';
 import { OutboxRelay } from '../../worker/outboxRelay';
 import { eventually } from '../helpers/eventually';
@@ -178,5 +179,60 @@ describe('outbox relay', () => {
     expect(new Set(delivered.slice(8, 16).map(deploymentOf)).size).toBe(8);
     expect(new Set(delivered).size).toBe(60);
     expect(delivered).toHaveLength(60);
+  });
+
+  it("joins a workspace's waiting target wake-up, unless a relay holds it, and keeps every workspace's own", async () => {
+    const targetWakes = async () =>
+      (await stack.orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `SELECT payload->>'workspaceId' AS workspace FROM outbox WHERE kind = 'targets.added' ORDER BY id`,
+        )) as { workspace: string }[];
+    const wake = (workspaceId: string) =>
+      (stack.orm.em.fork() as EntityManager).transactional((em) => enqueueTargetsAdded(em, workspaceId));
+    const [a, b] = ['0190a000-0000-7000-8000-00000000000a', '0190a000-0000-7000-8000-00000000000b'];
+    for (let n = 0; n < 5; n++) await wake(a);
+    await wake(b);
+    expect(await targetWakes()).toEqual([{ workspace: a }, { workspace: b }]);
+
+    // A relay holding the row (FOR UPDATE, about to signal and delete it) is not joined: the signal
+    // it sends may come before this write commits, so the write adds its own.
+    const holder = new Client({ connectionString: stack.db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT id FROM outbox WHERE kind = 'targets.added' FOR UPDATE`);
+      await wake(a);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect(await targetWakes()).toEqual([{ workspace: a }, { workspace: b }, { workspace: a }]);
+  });
+
+  it("serves a version's rollout while target wake-ups wait on a slow call: they have a lane of their own", async () => {
+    await enqueue([{ kind: 'targets.added', workspaceId: 'w' }]);
+    await enqueue([message(1)]);
+    const started: string[] = [];
+    let release: () => void = () => undefined;
+    const slowSignal = new Promise<void>((resolve) => (release = resolve));
+    const relay = new OutboxRelay({
+      databaseUrl: stack.db.url,
+      logger: stack.logger,
+      dispatch: async (m) => {
+        if (m.kind === 'targets.added') await slowSignal;
+        else started.push(m.kind);
+      },
+    });
+    await relay.start();
+    try {
+      await eventually(() => started.includes('version.ready') || undefined, {
+        what: 'the version rollout, while the wake-up still waits',
+      });
+    } finally {
+      release();
+      await relay.stop();
+    }
   });
 });

@@ -29,7 +29,7 @@ const approval: RuleEvaluation = {
   reason: '0 of 1 approvals',
 };
 
-describe('describeWrite (the audit event of an API write, issue 28 §1)', () => {
+describe('describeWrite (the audit event of an API write, docs/behaviour.md "Audit trail")', () => {
   it('names the collection’s record, the answer’s id and what the answer says was done', () => {
     expect(
       describeWrite({

@@ -1,6 +1,6 @@
 import { undoExtraEncoding } from '../../domain/celSchema';
 
-/** Issue 14: `ctrlc api get resources -q` encodes its CEL filter once more than a query needs. */
+/** `ctrlc api get resources -q` encodes its CEL filter once more than a query needs. */
 describe('a ?cel= value encoded once too often', () => {
   it('is decoded again when only its decoding checks', () => {
     expect(undoExtraEncoding('resource', 'resource.kind+%3D%3D+%22K%22')).toBe('resource.kind == "K"');

@@ -32,6 +32,24 @@ describe('loadConfig', () => {
     expect(message).toContain('LOG_LEVEL');
   });
 
+  it("gives webhooks an egress allow-list of their own, never the agents'", () => {
+    const config = loadConfig({
+      FLIGHTDECK_EGRESS_ALLOW: '10.0.0.0/8',
+      FLIGHTDECK_EGRESS_DENY: '10.1.0.0/16',
+    });
+    expect(config.egress).toEqual({ allow: ['10.0.0.0/8'], deny: ['10.1.0.0/16'] });
+    expect(config.webhooks.egress).toEqual({ allow: [], deny: ['10.1.0.0/16'] });
+    const opened = loadConfig({ FLIGHTDECK_WEBHOOK_EGRESS_ALLOW: '192.168.5.0/24' });
+    expect(opened.webhooks.egress.allow).toEqual(['192.168.5.0/24']);
+    expect(opened.egress.allow).toEqual([]);
+    expect(() => loadConfig({ FLIGHTDECK_WEBHOOK_EGRESS_ALLOW: 'not a cidr/99' })).toThrow(
+      /FLIGHTDECK_WEBHOOK_EGRESS_ALLOW/,
+    );
+    expect(() => loadConfig({ FLIGHTDECK_WEBHOOK_DELIVERIES_PER_MINUTE: '0' })).toThrow(
+      /FLIGHTDECK_WEBHOOK_DELIVERIES_PER_MINUTE/,
+    );
+  });
+
   it('refuses a short admin token', () => {
     expect(() => loadConfig({ FLIGHTDECK_ADMIN_TOKEN: 'short' })).toThrow(/FLIGHTDECK_ADMIN_TOKEN/);
   });

@@ -5,9 +5,9 @@ import operations from '../fixtures/ctrlplane-operations.json';
 import { REFERENCE_PATH, SPEC_WINS } from '../helpers/ctrlplaneReference';
 
 /**
- * Issue 14: every operation of Ctrlplane's REST API is served, with its success status, unless it is
- * listed below with the reason. The operations are derived from Ctrlplane's OpenAPI document by
- * `scripts/ctrlplane-operations.mjs`; where that document is at hand (../shared/reference), the
+ * Every operation of Ctrlplane's REST API is served, with its success status, unless it is listed
+ * below with the reason (README "API overview"). The operations are derived from Ctrlplane's OpenAPI document
+ * by `scripts/ctrlplane-operations.mjs`; where that document is at hand (../shared/reference), the
  * derived list is checked against it.
  */
 

@@ -1,7 +1,7 @@
 import { JobAgentBody } from '../../api/schemas/jobAgent';
 import { EnvironmentProgressionRule, VerificationMetric } from '../../domain/policies';
 
-/** Issue 14: Ctrlplane's spellings accepted beside ours, stored as ours; unset stays unset. */
+/** Ctrlplane's spellings accepted beside ours, stored as ours; unset stays unset. */
 describe("Ctrlplane's spellings", () => {
   const metric = (provider: object) => ({
     name: 'health',

@@ -11,9 +11,9 @@ import {
 } from '../../activities/egress';
 
 /**
- * Issue 13 (2): the worker's outbound requests refuse loopback, link-local (metadata) and private
- * addresses unless allowed, check the address connected to (after DNS), never follow redirects,
- * and describe failures without what answered.
+ * The worker's outbound requests refuse loopback, link-local (metadata) and private addresses unless
+ * allowed, check the address connected to (after DNS), never follow redirects, and describe failures
+ * without what answered (README "Security model", Egress).
  */
 describe('egress policy', () => {
   let server: http.Server;
@@ -56,7 +56,7 @@ describe('egress policy', () => {
     expect(hits).toBe(0);
   });
 
-  // Issue 24 (9c): an IPv6 address that embeds an IPv4 address reaches that address.
+  // An IPv6 address that embeds an IPv4 address reaches that address, so both forms are judged.
   it('refuses IPv6 forms that embed a refused IPv4 address, and site-local and Teredo addresses', async () => {
     usePolicy(DEFAULT_EGRESS_POLICY);
     for (const url of [

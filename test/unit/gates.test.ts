@@ -204,7 +204,8 @@ describe('evaluateGates', () => {
     });
   });
 
-  // Issue 24 (9g): durations stored before rules had maxima are bounded where they are used.
+  // Durations stored before rules had maxima are bounded where they are used
+  // (README "Records, selectors and release targets").
   it('bounds a deny window stored before rules had maxima, so the evaluation never fails', () => {
     const stored = [
       {
@@ -220,6 +221,23 @@ describe('evaluateGates', () => {
       decision: 'wait',
       nextEvaluationAt: new Date(Date.parse('2026-11-19T11:00:00Z') + MAX_RULE_SECONDS * 1000).toISOString(),
     });
+  });
+
+  it('holds releases back at a window rule it cannot evaluate, and waits out a rule that never starts', () => {
+    const stored = (rrule: string, allowWindow: boolean) => [
+      { deploymentWindow: { rrule, durationMinutes: 60, timezone: 'UTC', allowWindow } },
+    ];
+    for (const allowWindow of [true, false]) {
+      expect(evaluateGates(facts({}, stored('FREQ=YEARLY;BYWEEKNO=20', allowWindow)), NOW)).toMatchObject({
+        decision: 'blocked',
+        reason: "the window's rule cannot be evaluated: BYWEEKNO is not supported",
+      });
+    }
+    const never = evaluateGates(facts({}, stored('FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31', true)), NOW);
+    expect(never).toMatchObject({ decision: 'wait', nextEvaluationAt: '2036-11-19T12:00:00.000Z' });
+    expect(evaluateGates(facts({}, stored('FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31', false)), NOW).decision).toBe(
+      'proceed',
+    );
   });
 
   it('cools down after the deployed version was created, but not for the version itself', () => {

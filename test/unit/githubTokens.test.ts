@@ -5,8 +5,8 @@ import { Egress } from '../../activities/egress';
 import { FakeGithub, INSTALLATION_TOKEN } from '../fakes/github';
 
 /**
- * Issue 13 (3): installation tokens are cached per agent and private key. A second agent that names
- * the same app and installation with a key of its own buys its own token, which GitHub refuses.
+ * Installation tokens are cached per agent and private key (README "Security model", Agents). A second agent
+ * that names the same app and installation with a key of its own buys its own token, which GitHub refuses.
  */
 describe('GitHub installation token cache', () => {
   const pair = () =>

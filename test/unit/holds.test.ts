@@ -27,7 +27,7 @@ const noonFreeze = {
   timeZone: 'UTC',
 };
 
-describe('holds (issue 27)', () => {
+describe('holds (docs/behaviour.md "Holds and freezes")', () => {
   it('are in force until they expire; a freeze only inside its windows', () => {
     expect(holdState(block(), NOW)).toEqual({ inForce: true });
     expect(holdState(block({ expiresAt: at(60) }), NOW)).toEqual({
@@ -56,6 +56,10 @@ describe('holds (issue 27)', () => {
     const tokyo = { ...noonFreeze, timeZone: 'Asia/Tokyo' };
     expect(holdState(block({ schedule: tokyo }), new Date('2026-11-26T03:00:00Z')).inForce).toBe(true);
     expect(holdState(block({ schedule: tokyo }), NOW).inForce).toBe(false);
+    // A schedule stored before the limits that cannot be evaluated keeps the freeze in force.
+    expect(holdState(block({ schedule: { ...noonFreeze, rrule: 'FREQ=YEARLY;BYWEEKNO=20' } }), NOW)).toEqual({
+      inForce: true,
+    });
   });
 
   it('a block makes the release wait until it ends, saying who, why and until when', () => {

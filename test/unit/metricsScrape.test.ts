@@ -8,7 +8,10 @@ import { metricsRouter } from '../../api/routes/metrics';
 import { listen, type ApiServer } from '../../api/server';
 import { sharedRead } from '../../engine/metrics';
 
-/** Issue 24 (5): what /metrics shows without tenant labels, and what a burst of scrapes costs. */
+/**
+ * What /metrics shows without tenant labels, and what a burst of scrapes costs
+ * (README "Security model", Metrics exposure).
+ */
 describe('/metrics without tenant labels', () => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'test_' });
@@ -76,8 +79,8 @@ describe('/metrics without tenant labels', () => {
 });
 
 /**
- * Issue 25 (1): `flightdeck start` runs the API and the worker as processes of their own; the
- * worker's figures reach the API's /metrics through the worker's metrics listener.
+ * `flightdeck start` runs the API and the worker as processes of their own; the worker's figures reach the
+ * API's /metrics through the worker's metrics listener (README "Metrics").
  */
 describe("another process's figures on /metrics", () => {
   const TOKEN = 'scrape-token-for-tests-0123456789';

@@ -12,7 +12,7 @@ const skip = (ruleId: string, expiresAt: string, reason = 'hotfix'): SkipFact =>
   createdBy: { id: 'k1', name: 'Ada' },
 });
 
-describe('policy skips (issue 27)', () => {
+describe('policy skips (docs/behaviour.md "Policy skips")', () => {
   const approvalOnly = [{ anyApproval: { minApprovals: 1 } }];
 
   it('pass the rule they name, saying who, until when and why', () => {

@@ -12,7 +12,10 @@ const resource = (id: string, kind: string, metadata: Record<string, string>) =>
   config: {},
 });
 
-/** Issue 14: relationship rules relate a target's resource to another; references read through them. */
+/**
+ * Relationship rules relate a target's resource to another; references read through them
+ * (README "Records, selectors and release targets").
+ */
 describe('relationship rules', () => {
   const rule = 'to.kind == "database" && to.metadata["app"] == from.metadata["app"]';
   const app = resource('app-1', 'service', { app: 'shop' });

@@ -220,7 +220,7 @@ describe('sameEvaluation and redeployFacts', () => {
     );
   });
 
-  it('drops what is deployed for a redeploy, and its policies only under an override (issue 13, 8)', () => {
+  it('drops what is deployed for a redeploy, and its policies only under an override (README "Releases and jobs")', () => {
     const facts = {
       policies: [{ id: 'p' }],
       newerReleases: [{ id: 'r' }],
@@ -238,7 +238,7 @@ describe('sameEvaluation and redeployFacts', () => {
     expect(redeployFacts(facts, true)).toEqual({ ...redeployed, policies: [] });
   });
 
-  it('continues as new past the event limit or when the server suggests it (issue 13, 13)', () => {
+  it('continues as new past the event limit or when the server suggests it', () => {
     expect(historyIsFull({ historyLength: 100, continueAsNewSuggested: false }, 1000)).toBe(false);
     expect(historyIsFull({ historyLength: 1001, continueAsNewSuggested: false }, 1000)).toBe(true);
     expect(historyIsFull({ historyLength: 100, continueAsNewSuggested: true }, 1000)).toBe(true);

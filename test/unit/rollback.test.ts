@@ -10,7 +10,7 @@ const facts = (overrides: Partial<RollbackFacts>): RollbackFacts => ({
   ...overrides,
 });
 
-describe('decideRollback (issue 27 §1)', () => {
+describe('decideRollback (docs/behaviour.md "Rollback")', () => {
   it('rolls back to the previous success when the last job ended in a listed status', () => {
     expect(decideRollback(facts({}))).toEqual({
       kind: 'rollBack',

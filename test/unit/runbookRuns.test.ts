@@ -3,6 +3,7 @@ import {
   checkInputDeclarations,
   MAX_RUN_JOBS,
   planRunbookRun,
+  RESOURCE_SELECTOR_INPUT,
   resolveRunInputs,
   type RunAgent,
   type RunbookInputDeclaration,
@@ -44,8 +45,39 @@ describe('runbook run inputs', () => {
   it('fills defaults and keeps selector inputs as their expression', () => {
     expect(resolveRunInputs(declarations, { reason: 'audit' })).toEqual({
       values: { reason: 'audit', count: 2, targets: 'resource.kind == "Db"' },
-      selectors: [{ key: 'targets', entityType: 'resource', expression: 'resource.kind == "Db"' }],
+      selectors: [
+        { key: 'targets', entityType: 'resource', expression: 'resource.kind == "Db"', replacesValue: true },
+      ],
     });
+  });
+
+  it('takes a string input keyed resourceSelector as the fan-out, keeping its expression (none when blank)', () => {
+    const fanOut: RunbookInputDeclaration[] = [
+      { key: RESOURCE_SELECTOR_INPUT, type: 'string', default: 'resource.kind == "Db"' },
+    ];
+    expect(resolveRunInputs(fanOut, {})).toEqual({
+      values: { resourceSelector: 'resource.kind == "Db"' },
+      selectors: [
+        {
+          key: 'resourceSelector',
+          entityType: 'resource',
+          expression: 'resource.kind == "Db"',
+          replacesValue: false,
+        },
+      ],
+    });
+    expect(resolveRunInputs(fanOut, { resourceSelector: '  ' })).toEqual({
+      values: { resourceSelector: '  ' },
+      selectors: [],
+    });
+    expect(issuesOf(() => resolveRunInputs(fanOut, { resourceSelector: '((( not valid' }))).toEqual([
+      {
+        path: 'body.inputs.resourceSelector',
+        message: expect.stringMatching(/^invalid CEL: line 1, column/),
+      },
+    ]);
+    // Another string input is any text.
+    expect(resolveRunInputs([{ key: 'note', type: 'string' }], { note: '((( fine' }).selectors).toEqual([]);
   });
 
   it('refuses missing, mistyped and undeclared inputs, naming each', () => {
@@ -74,6 +106,12 @@ describe('runbook run inputs', () => {
       { path: 'body.inputs[1].key', message: 'input a is declared twice' },
       { path: 'body.inputs[1].default', message: 'must be a boolean' },
     ]);
+    expect(
+      checkInputDeclarations([{ key: RESOURCE_SELECTOR_INPUT, type: 'string', default: '((( not valid' }]),
+    ).toEqual([{ path: 'body.inputs[0].default', message: expect.stringMatching(/^invalid CEL/) }]);
+    expect(checkInputDeclarations([{ key: RESOURCE_SELECTOR_INPUT, type: 'string', default: '' }])).toEqual(
+      [],
+    );
   });
 });
 
@@ -132,6 +170,23 @@ describe('planRunbookRun', () => {
     expect(plans.map((plan) => plan.entry)).toEqual([0]);
   });
 
+  it("routes by the entry's agent: its config under either spelling, never its secrets", () => {
+    const routed = (selector: string) =>
+      planRunbookRun({
+        ...base,
+        resources: [
+          { ...resource('a', 'gold'), config: { argo: { server: 'https://argo.example' } } },
+          { ...resource('b', 'gold'), config: { argo: { server: 'https://elsewhere.example' } } },
+        ],
+        entries: [{ name: 'sync', ref: 'argo', config: {}, selector }],
+      }).map((plan) => plan.resource?.name);
+    expect(routed('resource.config.argo.server.contains(jobAgent.config.serverUrl)')).toEqual(['a']);
+    expect(routed('resource.config.argo.server == jobAgent.config.server_url')).toEqual(['a']);
+    expect(routed('jobAgent.type == "argo-cd" && jobAgent.name == "argo"')).toEqual(['a', 'b']);
+    // The agent's api_key is not readable: a selector cannot probe a credential.
+    expect(routed('jobAgent.config.api_key == "tok" || jobAgent.config.apiKey == "tok"')).toEqual([]);
+  });
+
   it('refuses a run naming a missing agent or an unknown template path, and one too large', () => {
     expect(
       issuesOf(() =>
@@ -145,7 +200,7 @@ describe('planRunbookRun', () => {
         }),
       ),
     ).toEqual([
-      { path: 'jobAgents[0].ref', message: 'job agent deleted no longer exists' },
+      { path: 'jobAgents[0].ref', message: 'no job agent deleted in this workspace' },
       { path: 'jobAgents[1].config', message: expect.stringContaining('inputs.reasn') },
     ]);
     const many = Array.from({ length: MAX_RUN_JOBS + 1 }, (_, i) => resource(`db${i}`, 'gold'));

@@ -2,7 +2,10 @@ import { SecretBox } from '../../db/secrets';
 import { openProvider, redactProbeHeaders, sealConfig, sealProbeHeaders } from '../../db/sensitiveValues';
 import { ValidationError } from '../../domain/errors';
 
-/** Issue 13 (13): what is sensitive is enforced, at any depth, and probe headers are secrets. */
+/**
+ * What is sensitive is enforced, at any depth, and probe headers are secrets
+ * (README "Security model", Encryption).
+ */
 describe('sensitive values', () => {
   const box = new SecretBox(Buffer.alloc(32, 3)).forRecord('w', 'policy', 'p');
 

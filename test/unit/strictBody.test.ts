@@ -6,7 +6,9 @@ import { UpsertResourceBody } from '../../api/schemas/resource';
 import { strictBody } from '../../api/strictBody';
 import { z } from '../../api/schemas/zod';
 
-/** Issue 24 (8): the strict copies of body schemas refuse unknown keys at any depth, and only those. */
+/**
+ * The strict copies of body schemas refuse unknown keys at any depth, and only those (README "API overview").
+ */
 describe('strict request bodies', () => {
   const issues = (schema: z.ZodType, value: unknown) => {
     const result = strictBody(schema).safeParse(value);

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isSecureForPull } from '../../api/middleware/transport';
+import { clientUsedTls, isSecureForPull } from '../../api/middleware/transport';
 
 const policy = { trustedProxies: ['10.0.0.5', '2001:db8::5'], allowInsecurePull: false };
 const plain = (remoteAddress: string, forwardedProto?: string, forwardedFor?: string) => ({
@@ -26,7 +26,8 @@ describe('pull transport', () => {
     ['a trusted proxy saying https', plain('::ffff:10.0.0.5', 'https'), true],
     ['a trusted proxy saying http', plain('10.0.0.5', 'http'), false],
     ['an untrusted peer saying https', plain('203.0.113.9', 'https'), false],
-    // Issue 13 (15): loopback is TLS only when no forwarding header says the request came from further.
+    // Loopback is TLS only when no forwarding header says the request came from further
+    // (README "Pull agents").
     ['a local proxy forwarding plain HTTP', plain('127.0.0.1', 'http', '203.0.113.9'), false],
     ['a local proxy naming the client only', plain('127.0.0.1', undefined, '203.0.113.9'), false],
     ['a local proxy saying https, untrusted', plain('::1', 'https'), false],
@@ -39,7 +40,7 @@ describe('pull transport', () => {
     expect(isSecureForPull(request, policy)).toBe(secure);
   });
 
-  // Issue 24 (9d): `Forwarded` (RFC 7239) and `X-Real-IP` are forwarding headers too.
+  // `Forwarded` (RFC 7239) and `X-Real-IP` are forwarding headers too.
   it.each([
     [
       'a local proxy sending Forwarded',
@@ -121,5 +122,26 @@ describe('pull transport', () => {
 
   it('accepts anything when insecure pull is enabled', () => {
     expect(isSecureForPull(plain('203.0.113.9'), { ...policy, allowInsecurePull: true })).toBe(true);
+  });
+});
+
+// README "Security model", the board's session: its Secure cookie and own origin read the client's
+// scheme the same way, without pull's allowance for loopback: plain HTTP from loopback is plain HTTP.
+describe("the client's scheme", () => {
+  it.each([
+    ['TLS', { encrypted: true, remoteAddress: '203.0.113.9', headers: {} }, true],
+    ['plain HTTP from loopback', plain('127.0.0.1'), false],
+    ['a trusted proxy saying https', plain('::ffff:10.0.0.5', 'https'), true],
+    [
+      'a trusted proxy, Forwarded https',
+      withHeaders('10.0.0.5', { forwarded: 'for=203.0.113.9;proto=https' }),
+      true,
+    ],
+    ['a trusted proxy saying http', plain('10.0.0.5', 'http'), false],
+    ['an untrusted peer saying https', plain('203.0.113.9', 'https'), false],
+    ['loopback saying https, untrusted', plain('127.0.0.1', 'https'), false],
+    ['an untrusted peer sending Forwarded https', withHeaders('::1', { forwarded: 'proto=https' }), false],
+  ])('%s → %s', (_, request, tls) => {
+    expect(clientUsedTls(request, policy.trustedProxies)).toBe(tls);
   });
 });

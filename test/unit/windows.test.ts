@@ -55,3 +55,33 @@ describe('deployment windows', () => {
     });
   });
 });
+
+describe('deployment windows whose rules were stored before the limits', () => {
+  const now = at('2026-12-02T00:00:00Z');
+
+  it('reads a rule that never starts in milliseconds, and looks again when its search ends', () => {
+    const began = performance.now();
+    const state = windowState(
+      { rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31', durationMinutes: 60, timezone: 'UTC' },
+      now,
+    );
+    expect(performance.now() - began).toBeLessThan(1000);
+    expect(state).toEqual({ inside: false, changesAt: at('2036-12-02T00:00:00Z'), searchedUntil: true });
+  });
+
+  it('says a rule that has ended never opens again', () => {
+    const state = windowState(
+      { rrule: 'FREQ=DAILY;UNTIL=20200101T000000Z', durationMinutes: 60, timezone: 'UTC' },
+      now,
+    );
+    expect(state).toEqual({ inside: false });
+  });
+
+  it('names the problem of a rule it cannot evaluate, so callers fail closed', () => {
+    const state = windowState(
+      { rrule: 'FREQ=YEARLY;BYWEEKNO=20', durationMinutes: 60, timezone: 'UTC' },
+      now,
+    );
+    expect(state).toEqual({ inside: false, problem: 'BYWEEKNO is not supported' });
+  });
+});

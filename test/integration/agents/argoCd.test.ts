@@ -166,7 +166,8 @@ spec:
     expect(ended.message).not.toContain('wrong-key');
   }, 90_000);
 
-  // Issue 24 (9f): a sync retried after a lost answer (a worker crash) finds its own sync running.
+  // A sync retried after a lost answer (a worker crash) finds its own sync running
+  // (README "Argo CD (`argo-cd`)").
   it('follows its own sync when the retried sync step finds it already running', async () => {
     argo.loseNextAnswers('sync');
     const { job } = await deploy('argo-crash');

@@ -101,7 +101,7 @@ describe('the GitHub workflow runner', () => {
     expect(github.requestsTo('/access_tokens')).toHaveLength(1);
   }, 90_000);
 
-  it('never dispatches twice when GitHub ran the first dispatch but its answer was lost (issue 13, 11)', async () => {
+  it('never dispatches twice when GitHub ran the first dispatch but its answer was lost', async () => {
     github.loseNextAnswers('dispatch');
     const { job } = await deployWith('gh-lost', { token: TOKEN });
     const run = await runOf(job.id);

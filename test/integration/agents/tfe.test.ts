@@ -135,7 +135,7 @@ description: "Flightdeck release {{ release.id }}"
     expect(logs()).not.toContain(SECRET);
   }, 90_000);
 
-  it('never starts a second run when the first was created but its answer was lost (issue 13, 11)', async () => {
+  it('never starts a second run when the first was created but its answer was lost', async () => {
     tfe.loseNextAnswers('createRun');
     const { job } = await deploy('tf-lost');
     const linked = await agents.waitForJob(job.id, (current) => current.externalId !== undefined, 'the run');

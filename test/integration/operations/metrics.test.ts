@@ -13,9 +13,9 @@ function sample(text: string, name: string): number | undefined {
 }
 
 /**
- * Issue 24 (5): /metrics is not open on the API's port. It is served by a listener of its own
- * (loopback by default), and on the API's port only behind the metrics token or the admin token;
- * the database-backed gauges are read at most once per interval, however often it is scraped.
+ * /metrics is not open on the API's port (README "Security model", Metrics exposure). It is served by a
+ * listener of its own (loopback by default), and on the API's port only behind the metrics token or the admin
+ * token; the database-backed gauges are read at most once per interval, however often it is scraped.
  */
 describe('/metrics exposure', () => {
   describe('by default', () => {

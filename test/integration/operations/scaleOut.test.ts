@@ -10,7 +10,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 import { startTestTemporalServer, type TestTemporalServer } from '../../helpers/temporalFull';
 
 /**
- * Scale-out (issue 7): two API processes and two worker processes on one Temporal server and one
+ * Scale-out (README "Scaling"): two API processes and two worker processes on one Temporal server and one
  * PostgreSQL. A version fans out to RESOURCES release targets; 16 pull agents claim through both
  * APIs; midway, one API and one worker die by SIGKILL. Every job must be completed exactly once (and
  * handed out again only after its lease expired), every release must end, and both APIs and both
@@ -65,6 +65,8 @@ describe(`scale-out: 2 APIs and 2 workers on ${full ? 'a full Temporal server on
   function spawnRole(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Role {
     const child = spawnFlightdeck(stack, args, {
       detached: true,
+      // A role's errors in the test's output: an answer of 500 names only its request id.
+      stdout: 'inherit',
       env: {
         TEMPORAL_ADDRESS: temporalAddress,
         FLIGHTDECK_WORKFLOW_BUNDLE: harnessValue('workflowBundle'),

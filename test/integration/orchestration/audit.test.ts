@@ -22,7 +22,7 @@ interface AuditPage {
   total: number;
 }
 
-/** Issue 28 §1: every write, and every decision the system takes, in the audit trail. */
+/** Every write, and every decision the system takes, in the audit trail (docs/behaviour.md "Audit trail"). */
 describe('audit trail', () => {
   let stack: TestStack;
   const ws = () => `/v1/workspaces/${stack.workspaceId}`;

@@ -21,7 +21,10 @@ interface Report {
 
 const DAY = 86_400;
 
-/** Issue 28 §3: DORA figures of a deployment, checked against a history whose times are set by hand. */
+/**
+ * DORA figures of a deployment (docs/behaviour.md "Delivery metrics"), checked against a history whose times
+ * are set by hand.
+ */
 describe('DORA figures', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;

@@ -12,6 +12,7 @@ describe('policy gates', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
   let secondKey: string;
+  let thirdKey: string;
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -22,11 +23,17 @@ describe('policy gates', () => {
       name: 'second approver',
     });
     secondKey = issued.key;
+    thirdKey = (
+      await new ApiKeyStore(stack.orm.em.fork() as EntityManager).create({
+        workspaceId: stack.workspaceId,
+        name: 'third approver',
+      })
+    ).key;
   });
   afterAll(() => stack.close());
 
   /** A deployment with one resource per environment, in a system of its own. */
-  async function lane(label: string, environments: string[]) {
+  async function lane(label: string, environments: string[], agent = 'puller') {
     const system = await api.system(label);
     const envIds: Record<string, string> = {};
     for (const env of environments) {
@@ -39,7 +46,7 @@ describe('policy gates', () => {
     }
     const deployment = await api.deployment(label, system, {
       resourceSelector: 'resource.kind == "service"',
-      jobAgents: [{ ref: 'puller', config: {} }],
+      jobAgents: [{ ref: agent, config: {} }],
     });
     return { deployment, envIds };
   }
@@ -108,6 +115,44 @@ describe('policy gates', () => {
     expect((job!.dispatchContext as { variables: Record<string, unknown> }).variables.LOG_LEVEL).toBe(
       'debug',
     );
+  });
+
+  it('counts an approval on a target that appears later only for what its approver saw', async () => {
+    const { deployment, envIds } = await lane('later', ['prod']);
+    await api.policy({
+      name: 'an approval for later-prod',
+      selector: 'environment.name == "later-prod"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    const variable = `/deployments/${deployment}/variables/${randomUUID()}`;
+    await api.send('put', variable, { key: 'FOO', default_value: 'safe' }, [202]);
+    await api.version(deployment, '1.0.0');
+    const first = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the first release to wait for its approval',
+    );
+    await stack.http.post(`${api.ws}/releases/${first.id}/approve`).set(stack.auth).send({}).expect(202);
+    await api.jobsSettleAt(1, `&deploymentId=${deployment}`, 'the approved release’s job');
+
+    // A new target that would get what the approver saw: the approval covers it.
+    await api.resource('later-prod-second', 'service', { lane: 'later-prod' });
+    const shipped = await api.jobsSettleAt(2, `&deploymentId=${deployment}`, 'the same configuration’s job');
+    expect(
+      shipped.map((job) => (job.dispatchContext as { variables: Record<string, unknown> }).variables.FOO),
+    ).toEqual(['safe', 'safe']);
+
+    // FOO changes, then a target appears: the approval was not given for what it would ship.
+    await api.send('put', variable, { key: 'FOO', default_value: 'evil' }, [202]);
+    const third = await api.resource('later-prod-third', 'service', { lane: 'later-prod' });
+    const waiting = await api.releaseWith(
+      (r) => r.resourceId === third && r.evaluation?.decision === 'wait',
+      'the later target’s release to wait',
+    );
+    expect(waiting.evaluation!.reason).toContain(
+      '0 of 1 approvals; test approved for a different configuration',
+    );
+    await settled(stack);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(2);
   });
 
   it('holds a release until the second approval, says why, then gives it one job', async () => {
@@ -191,6 +236,72 @@ describe('policy gates', () => {
     expect(job!.releaseId).toBe(waiting.id);
   });
 
+  it('refuses every key that made the version what it ships, by approval, skip or override, and records each refusal', async () => {
+    const { deployment, envIds } = await lane('authors', ['prod']);
+    const policy = await api.policy({
+      name: 'another approver for authors',
+      selector: 'environment.name == "authors-prod"',
+      rules: [{ anyApproval: { minApprovals: 1, requireDistinctApprover: true } }],
+    });
+    const ruleId = (await api.get<{ rules: { id: string }[] }>(`/policies/${policy}`)).rules[0]!.id;
+    const version = await api.version(deployment, '1.0.0');
+    const waiting = await api.releaseWith(
+      (r) => r.environmentId === envIds.prod && r.evaluation?.decision === 'wait',
+      'the release to wait for an approval',
+    );
+    // The second key changes what ships after the first created the version.
+    await stack.http
+      .patch(`${api.ws}/deployment-versions/${version}`)
+      .set('x-api-key', secondKey)
+      .send({ jobAgentConfig: { image: 'edited' } })
+      .expect(202);
+
+    const editor = await stack.http
+      .post(`${api.ws}/releases/${waiting.id}/approve`)
+      .set('x-api-key', secondKey)
+      .send({});
+    expect([editor.status, editor.body.code]).toEqual([403, 'distinct_approver_required']);
+    expect(editor.body.detail).toBe(
+      'The key that changed version 1.0.0 cannot approve it: policy "another approver for authors" requires another approver',
+    );
+    const skip = await stack.http
+      .post(`${api.ws}/policy-skips`)
+      .set(stack.auth)
+      .send({ ruleId, versionId: version, reason: 'my own change' });
+    expect([skip.status, skip.body.code]).toEqual([403, 'distinct_approver_required']);
+    expect(skip.body.detail).toContain('The key that created version 1.0.0 cannot skip its approval rule');
+    const override = await stack.http
+      .post(`${api.ws}/releases/${waiting.id}/redeploy`)
+      .set(stack.auth)
+      .send({ overridePolicies: true, reason: 'my own change' });
+    expect([override.status, override.body.code]).toEqual([403, 'distinct_approver_required']);
+
+    const refusals = await (stack.orm.em.fork() as EntityManager).execute<
+      { action: string; actor_name: string }[]
+    >(
+      `SELECT action, actor_name FROM audit_event WHERE action LIKE '%refused' AND workspace_id = ? ORDER BY id`,
+      [stack.workspaceId],
+    );
+    expect(
+      refusals.filter((row) => row.action !== 'approval.refused' || row.actor_name === 'second approver'),
+    ).toEqual([
+      { action: 'approval.refused', actor_name: 'second approver' },
+      { action: 'policy_skip.refused', actor_name: 'test' },
+      { action: 'release.override_refused', actor_name: 'test' },
+    ]);
+    await settled(stack);
+    expect(await api.jobs(`&deploymentId=${deployment}`)).toHaveLength(0);
+
+    // A key that neither created nor changed it approves: the release goes.
+    await stack.http
+      .post(`${api.ws}/releases/${waiting.id}/approve`)
+      .set('x-api-key', thirdKey)
+      .send({})
+      .expect(202);
+    const [job] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    expect(job!.releaseId).toBe(waiting.id);
+  });
+
   it('blocks a version that someone rejected', async () => {
     const { deployment, envIds } = await lane('reject', ['prod']);
     await api.policy({
@@ -257,6 +368,51 @@ describe('policy gates', () => {
       'the prod job after the soak',
     );
     expect(prodJob!.releaseId).toBe(prod.id);
+  });
+
+  it('does not count a cancelled release’s job toward progression, even when its agent reports success', async () => {
+    const agentId = await api.agent('graceful-puller', 'http-pull', {
+      leaseSeconds: 60,
+      cancelGraceSeconds: 60,
+    });
+    const { deployment, envIds } = await lane('cancelstage', ['staging', 'prod'], 'graceful-puller');
+    await api.policy({
+      name: 'prod after a staging that was not cancelled',
+      selector: 'environment.name == "cancelstage-prod"',
+      rules: [
+        {
+          environmentProgression: {
+            dependsOnEnvironmentSelector: 'environment.name == "cancelstage-staging"',
+          },
+        },
+      ],
+    });
+    await api.version(deployment, '1.0.0');
+    const [stagingJob] = await api.jobsSettleAt(1, `&deploymentId=${deployment}`);
+    const claimed = await stack.http
+      .post(`${api.ws}/job-agents/${agentId}/jobs/${stagingJob!.id}/claim`)
+      .set(stack.auth)
+      .expect(200);
+    await stack.http.post(`${api.ws}/releases/${stagingJob!.releaseId}/cancel`).set(stack.auth).expect(202);
+    // The agent finishes before its deadline and says so: the job succeeded, its release stays cancelled.
+    await stack.http
+      .put(`${api.ws}/jobs/${stagingJob!.id}/status`)
+      .set(stack.auth)
+      .send({ status: 'successful', claim_id: claimed.body.claim_id })
+      .expect(202);
+    // Any policy change evaluates waiting releases again: prod's gate reads staging's jobs anew.
+    await api.policy({
+      name: 'wakes waiting releases',
+      selector: 'environment.name == "no-such-environment"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    await settled(stack);
+    const prod = (await api.releases(`&deploymentId=${deployment}`)).find(
+      (r) => r.environmentId === envIds.prod,
+    )!;
+    expect(prod.phase).toBe('pending');
+    expect(prod.evaluation!.reason).toMatch(/cancelstage-staging: 0 of 1 targets succeeded/);
+    expect(await api.jobs(`&environmentId=${envIds.prod}`)).toHaveLength(0);
   });
 
   it('holds a release inside a deny window and starts it when the window ends, without any request', async () => {

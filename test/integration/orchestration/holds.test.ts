@@ -17,7 +17,10 @@ interface Hold {
 
 type Rule = { kind: string; ruleId?: string; state: string; reason: string };
 
-/** Issue 27 §3–4: holds block or pin the targets a selector matches; a scheduled block is a freeze. */
+/**
+ * Holds block or pin the targets a selector matches; a scheduled block is a freeze
+ * (docs/behaviour.md "Holds and freezes").
+ */
 describe('holds', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
@@ -83,6 +86,8 @@ describe('holds', () => {
       [{ ...body, effect: 'pin', versionId: '00000000-0000-4000-8000-000000000002' }, 404],
       [{ ...body, expiresAt: new Date(Date.now() - 1000).toISOString() }, 400],
       [{ ...body, schedule: { rrule: 'FREQ=SECONDLY', durationSeconds: 60 } }, 400],
+      // Never starts: answered at once (the rule library searched to the year 9999 for 80 s).
+      [{ ...body, schedule: { rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31', durationSeconds: 60 } }, 400],
       [{ ...body, schedule: { rrule: 'FREQ=DAILY', durationSeconds: 60, timeZone: 'Mars/Olympus' } }, 400],
       [
         {

@@ -143,7 +143,7 @@ describe('release operations', () => {
     });
   });
 
-  describe('redeploy under policies (issue 13, 8)', () => {
+  describe('redeploy under policies (README "Releases and jobs")', () => {
     it('never skips a gate unless the request overrides it with a reason, recorded on the release', async () => {
       const { deployment } = await lane('redeploy-gated', 'puller');
       await api.policy({
@@ -300,7 +300,8 @@ describe('release operations', () => {
       expect(listed.items[0].state.currentRelease.version.tag).toBe('1.0.0');
       expect(listed.items[0].state.latestJob.status).toBe('successful');
 
-      // Issue 13 (13): probe headers are sealed at rest, sent only with the probe, shown redacted.
+      // Probe headers are sealed at rest, sent only with the probe, shown redacted
+      // (README "Security model", Encryption).
       expect(probeAuthorizations).toContain('Bearer probe-secret-123');
       const policy = await api.get<{
         rules: { verification: { metrics: { provider: { headers?: object } }[] } }[];

@@ -20,7 +20,10 @@ deny contains msg if {
 }
 `;
 
-/** Issue 14: Ctrlplane's `planValidationOpa` rule, checked at write and enforced on each release's plan. */
+/**
+ * Ctrlplane's `planValidationOpa` rule (README "Releases and jobs"), checked at write and enforced on each
+ * release's plan.
+ */
 describe('plan validation (OPA)', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
@@ -95,8 +98,8 @@ describe('plan validation (OPA)', () => {
     };
     expect(await planRules()).toEqual([expect.objectContaining(denied)]);
 
-    // Explain runs no policy itself (issue 24): a rule the workflow has not evaluated yet (the
-    // worker is stopped) is pending, though running it would pass.
+    // Explain runs no policy itself (README "Security model", OPA sandbox): a rule the workflow has not
+    // evaluated yet (the worker is stopped) is pending, though running it would pass.
     await stack.stopWorker();
     try {
       await api.policy({

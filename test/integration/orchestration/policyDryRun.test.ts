@@ -13,7 +13,10 @@ interface DryRun {
   }[];
 }
 
-/** Issue 15: a policy tried before it is saved: which targets it would hold now, and why, by rule. */
+/**
+ * A policy tried before it is saved: which targets it would hold now, and why, by rule
+ * (README "Why isn't a target on a version?").
+ */
 describe('policy dry-run', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;

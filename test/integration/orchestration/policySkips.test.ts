@@ -15,7 +15,10 @@ interface Skip {
   createdBy: { id: string; name: string };
 }
 
-/** Issue 27 §2: a policy skip lets a version's releases pass one rule on its scope until it expires. */
+/**
+ * A policy skip lets a version's releases pass one rule on its scope until it expires
+ * (docs/behaviour.md "Policy skips").
+ */
 describe('policy skips', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
@@ -35,6 +38,14 @@ describe('policy skips', () => {
     await stack?.close();
   });
 
+  const expiredSkips = async () =>
+    Number(
+      (
+        await (stack.orm.em.fork() as EntityManager).execute<{ n: string }[]>(
+          'SELECT count(*) AS n FROM policy_skip WHERE expires_at <= now()',
+        )
+      )[0]!.n,
+    );
   const skipCount = async () =>
     Number(
       (
@@ -159,5 +170,36 @@ describe('policy skips', () => {
     const deleted = await stack.http.delete(`${api.ws}/policy-skips/${skip.id}`).set(stack.auth);
     expect([deleted.status, deleted.body.id]).toEqual([200, skip.id]);
     expect((await stack.http.get(`${api.ws}/policy-skips/${skip.id}`).set(stack.auth)).status).toBe(404);
+  });
+
+  it('caps the unexpired skips of a workspace, as it caps holds', async () => {
+    const system = await api.system('skip-cap');
+    await api.environment('skip-cap-prod', 'resource.metadata["lane"] == "skip-cap-prod"', system);
+    const deployment = await api.deployment('skip-cap', system, { jobAgents: [{ ref: 'skip-puller' }] });
+    const policyId = await api.policy({
+      name: 'approve skip-cap-prod',
+      selector: 'environment.name == "skip-cap-prod"',
+      rules: [{ anyApproval: { minApprovals: 1 } }],
+    });
+    const ruleId = (await api.get<{ rules: { id: string }[] }>(`/policies/${policyId}`)).rules[0]!.id;
+    const version = await api.version(deployment, '1.0.0');
+    const em = stack.orm.em.fork() as EntityManager;
+    const active = Number(
+      (
+        await em.execute<{ n: string }[]>(`SELECT count(*) AS n FROM policy_skip WHERE expires_at > now()`)
+      )[0]!.n,
+    );
+    await em.execute(
+      `INSERT INTO policy_skip (id, workspace_id, rule_id, version_id, reason, expires_at, created_by_id, created_by_name, created_at)
+       SELECT gen_random_uuid(), ?, ?, ?, 'filler', now() + interval '1 hour', 'filler', 'filler', now()
+         FROM generate_series(1, ?)`,
+      [stack.workspaceId, ruleId, version, 100 - active],
+    );
+    const refused = await stack.http
+      .post(`${api.ws}/policy-skips`)
+      .set(stack.auth)
+      .send({ ruleId, versionId: version, reason: 'one more' });
+    expect([refused.status, refused.body.code]).toEqual([409, 'too_many_skips']);
+    expect(await skipCount()).toBe(100 + (await expiredSkips()));
   });
 });

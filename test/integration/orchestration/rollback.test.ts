@@ -9,7 +9,10 @@ type ReleaseRead = Release & {
   redeploys: { by: string; overrideReason: string | null; rollbackOf?: string }[];
 };
 
-/** Issue 27 §1: a rollback rule takes a target back to its previous successful release, once per failure. */
+/**
+ * A rollback rule takes a target back to its previous successful release, once per failure
+ * (docs/behaviour.md "Rollback").
+ */
 describe('rollback', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;

@@ -11,8 +11,8 @@ interface Release {
 }
 
 /**
- * Issue 14: deployment-version dependencies. A version that depends on another deployment deploys
- * on a resource only once that deployment's current version there matches the selector; the
+ * Deployment-version dependencies (README "Releases and jobs"). A version that depends on another deployment
+ * deploys on a resource only once that deployment's current version there matches the selector; the
  * dependency's success wakes it. Dependencies are declared inline at version creation (atomically)
  * or one by one, and are checked: CEL, not the version's own deployment, the workspace's deployments.
  * Ctrlplane's `deploymentDependency` policy rule holds releases the same way, by policy.

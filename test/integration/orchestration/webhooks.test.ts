@@ -51,7 +51,7 @@ interface Delivery {
   attempts: number;
   responseStatus: number | null;
   durationMs: number | null;
-  attemptLog: { responseStatus: number | null; error: string | null }[];
+  attemptLog: { responseStatus: number | null; durationMs: number | null; error: string | null }[];
   redeliveryOf: string | null;
 }
 
@@ -65,14 +65,15 @@ const EVENTS = [
   'job.status_changed',
 ];
 
-/** Issue 28 §2: signed webhooks, delivered at least once through a receiver's downtime. */
+/** Signed webhooks, delivered at least once through a receiver's downtime (docs/behaviour.md "Webhooks"). */
 describe('webhooks', () => {
   let stack: TestStack;
   let api: ReturnType<typeof recordsApi>;
   const receiver = new Receiver();
 
   beforeAll(async () => {
-    stack = await startTestStack();
+    // The receiver listens on loopback, which the webhooks' egress policy must allow.
+    stack = await startTestStack({ webhookEgress: { allow: ['127.0.0.1/32'], deny: [] } });
     api = recordsApi(stack);
     await receiver.up();
   });
@@ -191,10 +192,7 @@ describe('webhooks', () => {
     const first = log.items.find((delivery) => delivery.eventType === 'version.created')!;
     expect(first).toMatchObject({ status: 'delivered', responseStatus: 204 });
     expect(first.attempts).toBeGreaterThan(1);
-    expect(first.attemptLog[0]).toMatchObject({
-      responseStatus: null,
-      error: expect.stringContaining('failed'),
-    });
+    expect(first.attemptLog[0]).toMatchObject({ responseStatus: null, durationMs: null, error: 'failed' });
     expect(first.attemptLog.at(-1)).toMatchObject({ responseStatus: 204, error: null });
 
     const before = receiver.received.length;
@@ -210,23 +208,101 @@ describe('webhooks', () => {
     await stack.http.delete(`${api.ws}/webhooks/${webhook.id}`).set(stack.auth).expect(202);
   }, 180_000);
 
-  it('never sends to an address the egress policy refuses', async () => {
+  it.each([
+    ['a private address', 'private', 'http://10.255.255.1/hooks'],
+    // The agents' egress policy allows all of loopback; the webhooks' only the receiver's address.
+    ['an address only the agents may reach', 'agents-only', 'http://127.0.0.2:9/hooks'],
+  ])('never sends to %s, and logs no more than "refused by policy"', async (what, slug, url) => {
     const webhook = await api.send(
       'post',
       '/webhooks',
-      { url: 'http://10.255.255.1/hooks', events: ['version.created'], secret: SECRET },
+      { url, events: ['version.created'], secret: SECRET },
       [201],
     );
-    const system = await api.system('refused hooks');
-    await api.version(await api.deployment('refused-hooks', system), '1.0.0');
+    const system = await api.system(`refused hooks ${what}`);
+    await api.version(await api.deployment(`refused-hooks-${slug}`, system), '1.0.0');
     const delivery = await eventually(
       async () =>
         (await api.get<{ items: Delivery[] }>(`/webhooks/${webhook.id}/deliveries`)).items.find(
-          (d) => d.status === 'failed',
+          (d) => d.status !== 'pending' || d.attempts > 0,
         ),
-      { what: 'the delivery to fail' },
+      { what: 'the delivery to be tried' },
     );
-    expect(delivery.attempts).toBe(1);
-    expect(delivery.attemptLog[0]!.error).toContain('refused by the egress policy');
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(delivery.attemptLog).toEqual([
+      { at: expect.any(String), responseStatus: null, durationMs: null, error: 'refused by policy' },
+    ]);
+    await stack.http.delete(`${api.ws}/webhooks/${webhook.id}`).set(stack.auth).expect(202);
   });
+});
+
+/** README "Webhooks": a workspace's deliveries per minute are capped, and its backlog never holds another's. */
+describe('webhook deliveries per workspace', () => {
+  const CAP = 3;
+  let stack: TestStack;
+  const receiver = new Receiver();
+
+  beforeAll(async () => {
+    stack = await startTestStack({
+      webhookEgress: { allow: ['127.0.0.1/32'], deny: [] },
+      webhookDeliveriesPerMinute: CAP,
+    });
+    await receiver.up();
+  });
+  afterAll(async () => {
+    await receiver.down();
+    await stack?.close();
+  });
+
+  const eventIdsAt = (received: readonly Received[], workspaceId: string) =>
+    received
+      .map((r) => JSON.parse(r.body) as { id: string; workspaceId: string })
+      .filter((event) => event.workspaceId === workspaceId)
+      .map((event) => event.id);
+
+  it('starts at most its cap a minute, keeps the rest waiting, and refuses a redelivery past it', async () => {
+    const busy = recordsApi(stack);
+    const hook = { url: receiver.url, events: ['version.created'], secret: SECRET };
+    const busyHook = await busy.send('post', '/webhooks', hook, [201]);
+    const busyDeployment = await busy.deployment('busy-hooks', await busy.system('busy hooks'));
+    for (let n = 1; n <= 2 * CAP; n++) await busy.version(busyDeployment, `1.0.${n}`);
+
+    const quietAccess = await createOtherWorkspace(stack, 'Quiet webhooks');
+    const quiet = recordsApi({ ...stack, workspaceId: quietAccess.id, auth: quietAccess.auth });
+    await quiet.send('post', '/webhooks', hook, [201]);
+    await quiet.version(await quiet.deployment('quiet-hooks', await quiet.system('quiet hooks')), '1.0.0');
+
+    // The quiet workspace's delivery, written after the busy one's backlog, is not held behind it.
+    await eventually(
+      async () =>
+        eventIdsAt(receiver.received, quietAccess.id).length === 1 &&
+        eventIdsAt(receiver.received, stack.workspaceId).length === CAP,
+      { what: "the quiet workspace's delivery and the busy one's first deliveries", timeoutMs: 30_000 },
+    );
+    const log = await busy.get<{ items: Delivery[] }>(`/webhooks/${busyHook.id}/deliveries?limit=100`);
+    const delivered = log.items.filter((d) => d.status === 'delivered');
+    const waiting = log.items.filter((d) => d.status === 'pending');
+    expect([delivered.length, waiting.length]).toEqual([CAP, CAP]);
+    // Nothing was lost: the ones past the cap wait in the outbox, never tried.
+    expect(waiting.every((d) => d.attempts === 0)).toBe(true);
+    const [outbox] = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM outbox WHERE kind = 'webhook.deliver' AND payload->>'workspaceId' = ?`,
+        [stack.workspaceId],
+      );
+    expect(outbox!.n).toBe(CAP);
+
+    const refused = await stack.http
+      .post(`${busy.ws}/webhooks/${busyHook.id}/deliveries/${delivered[0]!.id}/redeliver`)
+      .set(stack.auth)
+      .send({});
+    expect(refused.status).toBe(429);
+    expect(refused.type).toBe('application/problem+json');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    const after = await busy.get<{ items: Delivery[] }>(`/webhooks/${busyHook.id}/deliveries?limit=100`);
+    expect(after.items).toHaveLength(2 * CAP);
+  }, 60_000);
 });

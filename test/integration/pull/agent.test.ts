@@ -110,6 +110,27 @@ describe('the reference pull agent', () => {
     }
   }, 90_000);
 
+  it('reports and prints a coloured output with its control characters escaped, so the result is kept', async () => {
+    const fixture = await pullFixture(stack, 'colours');
+    const job = fixture.jobs[0]!;
+    const agent = await runAgent(fixture, "printf '\\033[31mred\\033[0m\\r\\n\\007'; exit 2");
+    try {
+      await waitForStatus(job.id, 'failure');
+      expect((await jobOf(job.id)).message).toBe('exit code 2\n\\u001b[31mred\\u001b[0m\\r\n\\u0007');
+      await eventually(() => agent.output().includes(`job ${job.id} failed`), { what: 'the log line' });
+      expect(agent.output()).toContain(`[${job.id.slice(-8)}] \\u001b[31mred\\u001b[0m\\r`);
+      expect(
+        agent
+          .output()
+          .split('\n')
+          .filter((line) => /\p{Cc}/u.test(line)),
+      ).toEqual([]);
+    } finally {
+      killGroup(agent.child, 'SIGTERM');
+      await exited(agent.child);
+    }
+  }, 60_000);
+
   it('lets the lease of a SIGKILLed agent expire, and another agent finishes the job', async () => {
     const fixture = await pullFixture(stack, 'doomed', { config: { leaseSeconds: 5 } });
     const job = fixture.jobs[0]!;

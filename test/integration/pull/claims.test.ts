@@ -10,7 +10,7 @@ import { pullFixture, serveStack, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /** docs/behaviour.md "Pull job agents" (without a lease): poll, claim, status report, and the manual requeue. */
-describe('pull agents, phase V1', () => {
+describe('pull agents without a lease', () => {
   let stack: TestStack;
   let ws: string;
   let fixture: PullFixture;
@@ -94,7 +94,7 @@ describe('pull agents, phase V1', () => {
       variables: { REGION: 'eu-west-1' },
       version: { tag: '1.0.0' },
     });
-    // Phase V1: no lease.
+    // Only a lease adds a claim id and a lease length to the answer (docs/behaviour.md "Claim").
     expect(claimed.body).not.toHaveProperty('claim_id');
     expect(claimed.body).not.toHaveProperty('lease_seconds');
 

@@ -12,7 +12,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  * has a claim record and a lease workflow; without heartbeats the job goes back to the queue, with
  * them it stays; a V1 agent's job is never touched.
  */
-describe('pull agents, phase V2 leases', () => {
+describe('pull agents under a lease', () => {
   let stack: TestStack;
   let ws: string;
   let leased: PullFixture;
@@ -32,7 +32,10 @@ describe('pull agents, phase V2 leases', () => {
     });
     v1 = await pullFixture(stack, 'plain', { resources: 1 });
     swept = await pullFixture(stack, 'swept', { config: { leaseSeconds: 5 }, resources: 3 });
-    graceful = await pullFixture(stack, 'graceful', { config: { leaseSeconds: 30, cancelGraceSeconds: 2 } });
+    graceful = await pullFixture(stack, 'graceful', {
+      config: { leaseSeconds: 30, cancelGraceSeconds: 2 },
+      resources: 4,
+    });
     poison = await pullFixture(stack, 'poison', {
       config: { leaseSeconds: 5, maxDeliveries: 2 },
       resources: 1,
@@ -108,7 +111,7 @@ describe('pull agents, phase V2 leases', () => {
     expect(Date.now() - claimedAt).toBeLessThan(7_000);
     expect(await claimRecords(job.id)).toEqual([]);
     expect(await leaseOutcome(job.id, claimed.claim_id!)).toBe('expired');
-    // Heartbeats for the lost claim extend nothing: 409, with the job's status (issue 13, 7).
+    // Heartbeats for the lost claim extend nothing: 409, with the job's status (README "Pull agents").
     expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
   });
 
@@ -280,5 +283,55 @@ describe('pull agents, phase V2 leases', () => {
     expect(ended.message).toBe('cancelled: the agent did not stop the job within the grace period');
     expect(await claimRecords(job.id)).toEqual([]);
     expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
+  });
+
+  it('never gives a job whose cancel was asked back to the queue: requeue is refused, and nobody claims it again', async () => {
+    const job = graceful.jobs[1]!;
+    const claimed = await claim(graceful, job.id);
+    await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth).expect(202);
+    const requeued = await stack.http
+      .post(`${ws}/jobs/${job.id}/requeue`)
+      .set(stack.auth)
+      .send({ claim_id: claimed.claim_id });
+    expect([requeued.status, requeued.body.code]).toEqual([409, 'cancel_requested']);
+    expect(await jobStatus(job.id)).toBe('in_progress');
+    const again = await stack.http
+      .post(`${ws}/job-agents/${graceful.agentId}/jobs/${job.id}/claim`)
+      .set(stack.auth);
+    expect(again.status).toBe(409);
+    await eventually(async () => (await jobStatus(job.id)) === 'cancelled', {
+      what: 'the job to end at its cancel deadline',
+      timeoutMs: 8_000,
+    });
+    expect((await report(job.id, { status: 'successful', claim_id: claimed.claim_id })).status).toBe(409);
+  });
+
+  it('ends a job its agent moved to action_required after the cancel at the deadline', async () => {
+    const job = graceful.jobs[2]!;
+    const claimed = await claim(graceful, job.id);
+    await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth).expect(202);
+    expect((await report(job.id, { status: 'action_required', claim_id: claimed.claim_id })).status).toBe(
+      202,
+    );
+    await eventually(async () => (await jobStatus(job.id)) === 'cancelled', {
+      what: 'the action_required job to end at its cancel deadline',
+      timeoutMs: 8_000,
+    });
+  });
+
+  it('takes only cancelled or failure for a job whose cancel deadline has passed', async () => {
+    const job = graceful.jobs[3]!;
+    const claimed = await claim(graceful, job.id);
+    await stack.http.post(`${ws}/releases/${job.releaseId}/cancel`).set(stack.auth).expect(202);
+    // The deadline passed while the claim lives on (as if the reaper had not come yet).
+    await (stack.orm.em.fork() as EntityManager).execute(
+      `WITH passed AS (UPDATE job SET cancel_deadline = now() - interval '1 second' WHERE id = ?)
+       UPDATE job_claim SET claim_expires_at = now() + interval '30 seconds' WHERE job_id = ?`,
+      [job.id, job.id],
+    );
+    const late = await report(job.id, { status: 'successful', claim_id: claimed.claim_id });
+    expect([late.status, late.body.code]).toEqual([409, 'cancel_requested']);
+    expect((await report(job.id, { status: 'failure', claim_id: claimed.claim_id })).status).toBe(202);
+    expect(await jobStatus(job.id)).toBe('failure');
   });
 });

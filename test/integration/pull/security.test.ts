@@ -89,29 +89,28 @@ describe('pull agents, authentication and transport', () => {
     }
   });
 
-  it('keeps an agent key off the rollout board: its sign-in and any cookie holding it are refused (403)', async () => {
+  it('keeps an agent key off the rollout board: its sign-in is refused (403), and a key in a cookie is no session', async () => {
     const signIn = await stack.http.post('/ui/session').send({ apiKey: key });
     expect(signIn.status).toBe(403);
     expect(signIn.body.code).toBe('agent_scope');
     expect(signIn.headers['set-cookie']).toBeUndefined();
 
+    // The board's cookie holds a session's id (a session bound to an agent's key is refused too:
+    // test/integration/ui/boardSession.test.ts).
     const job = mine.jobs[1]!;
     const boardPaths = ['/ui/board.json', `/ui/jobs/${job.id}`, `/ui/job-agents/${mine.agentId}`];
     for (const path of boardPaths) {
-      const res = await stack.http.get(path).set('Cookie', `flightdeck_key=${key}`);
-      expect({ path, status: res.status, code: res.body.code }).toEqual({
-        path,
-        status: 403,
-        code: 'agent_scope',
-      });
+      const res = await stack.http.get(path).set('Cookie', `flightdeck_session=${key}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 401 });
       expect(res.text).not.toContain(theirs.agentId);
     }
 
-    // The workspace's own key still signs in and reads the same paths.
+    // The workspace's own key still signs in and reads the same paths through its session.
     const workspace = await stack.http.post('/ui/session').send({ apiKey: stack.apiKey });
     expect(workspace.status).toBe(204);
+    const session = (workspace.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
     for (const path of boardPaths) {
-      const res = await stack.http.get(path).set('Cookie', `flightdeck_key=${stack.apiKey}`);
+      const res = await stack.http.get(path).set('Cookie', session);
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
   });

@@ -356,13 +356,22 @@ describe('deployments over HTTP', () => {
     expectFieldError(listFilter, 'query.cel', 'line 1, column');
   });
 
-  it('answers the deployments list with exactly {items, total, limit, offset}', async () => {
+  it('answers a filtered deployments page with exactly {items, total, totalIsExact, nextCursor, limit, offset}', async () => {
     const res = await stack.http
       .get(`${base()}/deployments`)
       .query({ limit: 2, offset: 0, cel: 'deployment.slug != ""' })
       .set(stack.auth)
       .expect(200);
-    expect(Object.keys(res.body).sort()).toEqual(['items', 'limit', 'offset', 'total']);
+    // More than a page matches, so the page says where the next begins.
+    expect(res.body.total).toBeGreaterThan(2);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'items',
+      'limit',
+      'nextCursor',
+      'offset',
+      'total',
+      'totalIsExact',
+    ]);
     expect(res.body).toMatchObject({ limit: 2, offset: 0 });
   });
 });

@@ -155,34 +155,45 @@ describe('job agents over HTTP', () => {
     },
   );
 
+  /** Replaces the Argo CD agent's configuration. */
+  const putArgo = (config: Record<string, unknown>) =>
+    stack.http
+      .put(agentPath(agentIds['argo-cd']!))
+      .set(stack.auth)
+      .send({ name: 'argo-cd agent', type: 'argo-cd', config });
+
   it('keeps the stored secret when {"sensitive": true} is sent back, and replaces it when a new one is sent', async () => {
     const id = agentIds['argo-cd']!;
     const sealedBefore = (await storedConfig(id)).api_key;
-    const kept = await stack.http
-      .put(agentPath(id))
-      .set(stack.auth)
-      .send({
-        name: 'argo-cd agent',
-        type: 'argo-cd',
-        config: { server_url: 'https://argo.example.com', api_key: REDACTED },
-      })
-      .expect(202);
+    const kept = await putArgo({ server_url: 'https://argo.example.com', api_key: REDACTED }).expect(202);
     expect(kept.body.config).toEqual({ server_url: 'https://argo.example.com', api_key: REDACTED });
     expect(await storedConfig(id)).toEqual({
       server_url: 'https://argo.example.com',
       api_key: sealedBefore,
     });
 
-    await stack.http
-      .put(agentPath(id))
-      .set(stack.auth)
-      .send({ name: 'argo-cd agent', type: 'argo-cd', config: { api_key: 'rotated-secret' } })
-      .expect(202);
+    await putArgo({ api_key: 'rotated-secret' }).expect(202);
     const rotated = await storedConfig(id);
     expect(rotated.api_key).not.toBe(sealedBefore);
     expect(stack.secrets.forRecord(stack.workspaceId, 'job_agent', id).open(rotated.api_key as string)).toBe(
       'rotated-secret',
     );
+  });
+
+  it('keeps an Argo CD server given as a bare host name as written, bound to https://<host>', async () => {
+    const id = agentIds['argo-cd']!;
+    await putArgo({ server_url: 'https://argo.example.com', api_key: 'k' }).expect(202);
+    const sealedBefore = (await storedConfig(id)).api_key;
+    const bare = await putArgo({ server_url: 'argo.example.com', api_key: REDACTED }).expect(202);
+    expect(bare.body.config).toEqual({ server_url: 'argo.example.com', api_key: REDACTED });
+    expect(await storedConfig(id)).toEqual({ server_url: 'argo.example.com', api_key: sealedBefore });
+
+    const moved = await putArgo({ server_url: 'argo.other.example', api_key: REDACTED });
+    expect(moved.status).toBe(409);
+    expect(moved.body.code).toBe('credential_destination_changed');
+    const refused = await putArgo({ server_url: 'ftp://argo.example.com' });
+    expect(refused.status).toBe(400);
+    expect(await storedConfig(id)).toEqual({ server_url: 'argo.example.com', api_key: sealedBefore });
   });
 
   it('refuses {"sensitive": true} when no secret is stored, and writes nothing', async () => {
@@ -225,8 +236,8 @@ describe('job agents over HTTP', () => {
       'body.config.leaseSeconds',
     ],
     [
-      'a server_url that is not a URL',
-      { type: 'argo-cd', config: { server_url: 'argo' } },
+      'a server_url that names no http(s) server',
+      { type: 'argo-cd', config: { server_url: 'ftp://argo' } },
       'body.config.server_url',
     ],
     ['an empty secret', { type: 'tfe', config: { token: '' } }, 'body.config.token'],

@@ -2,7 +2,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Issue 14: Ctrlplane's job with its release, and a target's desired release. */
+/** Ctrlplane's job with its release, and a target's desired release (README "API overview"). */
 describe('a job with its release, and desired releases', () => {
   let stack: TestStack;
   let agent: PullFixture;

@@ -40,7 +40,7 @@ describe('policies over HTTP', () => {
     createdAt: expect.stringMatching(ISO_TIMESTAMP),
   });
 
-  it('creates a policy with POST (202), with defaults and an id for every rule', async () => {
+  it('creates a policy with POST (202), its rules as written with an id for each', async () => {
     const res = await stack.http
       .post(policiesPath())
       .set(stack.auth)
@@ -68,8 +68,6 @@ describe('policies over HTTP', () => {
           ...ruleOf(),
           environmentProgression: {
             dependsOnEnvironmentSelector: 'environment.name == "staging"',
-            minimumSoakTimeMinutes: 0,
-            successStatuses: ['successful'],
           },
         },
       ],
@@ -118,7 +116,7 @@ describe('policies over HTTP', () => {
       rules: [
         {
           ...ruleOf(windowId),
-          deploymentWindow: { ...weekdays, timezone: 'UTC', allowWindow: true },
+          deploymentWindow: weekdays,
         },
       ],
       createdAt: expect.stringMatching(ISO_TIMESTAMP),
@@ -151,9 +149,9 @@ describe('policies over HTTP', () => {
           id: windowRuleId,
           policyId: windowId,
           createdAt: created.body.rules[0].createdAt,
-          deploymentWindow: { ...weekdays, timezone: 'Europe/Berlin', allowWindow: true },
+          deploymentWindow: { ...weekdays, timezone: 'Europe/Berlin' },
         },
-        { ...ruleOf(windowId), retry: { maxRetries: 3, backoffStrategy: 'linear' } },
+        { ...ruleOf(windowId), retry: { maxRetries: 3 } },
       ],
       updatedAt: expect.stringMatching(ISO_TIMESTAMP),
     });
@@ -196,6 +194,20 @@ describe('policies over HTTP', () => {
         rules: [{ deploymentWindow: { rrule: 'FREQ=DAILY', durationMinutes: 60, timezone: 'Mars/Olympus' } }],
       },
       'body.rules[0].deploymentWindow.timezone',
+    ],
+    [
+      'a deployment window that never starts (February 31st)',
+      { rules: [{ deploymentWindow: { rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31', durationMinutes: 60 } }] },
+      'body.rules[0].deploymentWindow.rrule',
+    ],
+    [
+      'a deployment window that starts before 1970',
+      {
+        rules: [
+          { deploymentWindow: { rrule: 'DTSTART:19650101T000000Z\nRRULE:FREQ=HOURLY', durationMinutes: 60 } },
+        ],
+      },
+      'body.rules[0].deploymentWindow.rrule',
     ],
     ['a priority out of range', { priority: 5000 }, 'body.priority'],
     ['an empty name', { name: '' }, 'body.name'],
@@ -260,6 +272,42 @@ describe('policies over HTTP', () => {
       );
     },
   );
+
+  it('answers every rule kind as written: no optional field it was not given comes back (a second plan is clean)', async () => {
+    const rules = [
+      { gradualRollout: { rolloutType: 'linear-normalized', timeScaleInterval: 600 } },
+      {
+        verification: {
+          metrics: [
+            {
+              name: 'sleep-check',
+              intervalSeconds: 10,
+              count: 1,
+              successCondition: 'true',
+              successThreshold: 1,
+              provider: { type: 'sleep', durationSeconds: 30 },
+            },
+            {
+              name: 'health',
+              intervalSeconds: 30,
+              count: 3,
+              successCondition: 'result.statusCode == 200',
+              provider: { type: 'http', url: 'https://status.example.com/health' },
+            },
+          ],
+        },
+      },
+      { retry: { maxRetries: 1 } },
+      { deploymentWindow: { rrule: 'FREQ=DAILY;BYHOUR=9', durationMinutes: 60 } },
+      { environmentProgression: { dependsOnEnvironmentSelector: 'environment.name == "qa"' } },
+    ];
+    const body = { name: 'As written', selector: "environment.name == 'gradual-rollout'", rules };
+    const created = await stack.http.post(policiesPath()).set(stack.auth).send(body).expect(202);
+    const read = await stack.http.get(policyPath(created.body.id)).set(stack.auth).expect(200);
+    for (const answer of [created.body, read.body])
+      expect(answer.rules).toEqual(rules.map((rule) => ({ ...ruleOf(created.body.id), ...rule })));
+    await stack.http.delete(policyPath(created.body.id)).set(stack.auth).expect(202);
+  });
 
   it('deletes a policy with 202, answering the policy as it was', async () => {
     const res = await stack.http.delete(policyPath(gate.id)).set(stack.auth).expect(202);

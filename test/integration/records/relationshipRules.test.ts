@@ -4,8 +4,9 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 14: Ctrlplane's relationship rules — CRUD with their CEL over `from` and `to` checked — and
- * variable values that read a field of the related resource when a job is created.
+ * Ctrlplane's relationship rules — CRUD with their CEL over `from` and `to` checked — and variable values
+ * that read a field of the related resource when a job is created
+ * (README "Records, selectors and release targets").
  */
 describe('relationship rules', () => {
   let stack: TestStack;

@@ -3,8 +3,8 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 14: Ctrlplane's reads around a resource — the targets a resource would get (writing
- * nothing), its deployments, its variables (read, and replaced in bulk), its target in a
+ * Ctrlplane's reads around a resource (README "API overview", Resources) — the targets a resource would get
+ * (writing nothing), its deployments, its variables (read, and replaced in bulk), its target in a
  * deployment — and resource search; and `?cel=` as Ctrlplane's CLI encodes it.
  */
 describe('resource lookups over HTTP', () => {

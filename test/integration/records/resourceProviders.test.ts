@@ -159,7 +159,17 @@ describe('resource providers over HTTP', () => {
       expect(a!.body.id).toBe(b!.body.id);
     });
 
-    it('refuses an id that is not a UUID, a missing or empty name, and an id taken by another provider', async () => {
+    it('renames the provider whose id the body repeats, keeping its id (as Terraform renames)', async () => {
+      const chosen = randomUUID();
+      await upsert({ id: chosen, name: 'before-rename', metadata: { team: 'a' } }).expect(202);
+      const renamed = await upsert({ id: chosen, name: 'after-rename' }).expect(202);
+      expect(renamed.body).toMatchObject({ id: chosen, name: 'after-rename', metadata: { team: 'a' } });
+      expect((await stack.http.get(byName('after-rename')).set(stack.auth).expect(200)).body.id).toBe(chosen);
+      await stack.http.get(byName('before-rename')).set(stack.auth).expect(404);
+      await stack.http.delete(byName('after-rename')).set(stack.auth).expect(202);
+    });
+
+    it('refuses an id that is not a UUID, a missing or empty name, and a rename onto a taken name', async () => {
       expectFieldError(await refusedWithoutWrites(() => upsert({ id: 'abc', name: 'x' })), 'body.id');
       expectFieldError(await refusedWithoutWrites(() => upsert({ id: '' })), 'body.name');
       expectFieldError(await refusedWithoutWrites(() => upsert({ name: '  ' })), 'body.name');
@@ -168,7 +178,7 @@ describe('resource providers over HTTP', () => {
         'body.metadata.n',
       );
       expectProblem(
-        await refusedWithoutWrites(() => upsert({ id: ids.scanner, name: 'renamed' })),
+        await refusedWithoutWrites(() => upsert({ id: ids.scanner, name: 'cloud-inventory' })),
         409,
         'duplicate',
       );
@@ -231,11 +241,12 @@ describe('resource providers over HTTP', () => {
         .set(stack.auth)
         .expect(200);
       expect(listed.body).toMatchObject({ total: 3, limit: 50, offset: 0 });
-      // Resources of one set share their creation time: their order among themselves is their ids'.
+      // Resources of one set share their creation time: their order among themselves is their ids',
+      // made in the order of the set (db/ids.ts: monotonic within a millisecond).
       const listedById = new Map<string, Record<string, unknown> & { id: string; createdAt: string }>(
         listed.body.items.map((r: { identifier: string }) => [r.identifier, r]),
       );
-      expect([...listedById.keys()].sort()).toEqual(['node-a', 'node-b', 'node-c']);
+      expect([...listedById.keys()]).toEqual(['node-a', 'node-b', 'node-c']);
       expect(listedById.get('node-c')).toMatchObject({ providerId: ids.scanner, variables: { zone: 'a' } });
       // The creation time sent is ignored.
       expect(Date.parse(listedById.get('node-a')!.createdAt)).toBeGreaterThan(Date.parse('2020-01-01'));

@@ -14,8 +14,8 @@ interface RunbookRun {
 }
 
 /**
- * Issue 14: runbooks, at Ctrlplane's `/workflows` paths: CRUD by id and slug, runs that fan out jobs
- * routed by selector.
+ * Runbooks, at Ctrlplane's `/workflows` paths (README "Workflows"): CRUD by id and slug, runs that fan
+ * out jobs routed by selector.
  */
 describe('runbooks (the /workflows API)', () => {
   let stack: TestStack;
@@ -41,6 +41,10 @@ describe('runbooks (the /workflows API)', () => {
         [stack.workspaceId],
       )
     )[0]!.n;
+
+  /** Starts a run of the runbook (201), answering it with its jobs. */
+  const startRun = async (runbookId: string, inputs: object = {}) =>
+    (await api.send('post', `/workflows/${runbookId}/runs`, { inputs }, [201])) as RunbookRun;
 
   const backup = (name: string, extra: object = {}) => ({
     name,
@@ -101,7 +105,9 @@ describe('runbooks (the /workflows API)', () => {
   it('refuses invalid runbooks and writes nothing', async () => {
     const before = await count('workflow');
     const bad = [
-      backup('Bad ref', { jobAgents: [{ name: 'x', ref: 'no-such-agent', config: {}, selector: 'true' }] }),
+      backup('Bad fan-out default', {
+        inputs: [{ key: 'resourceSelector', type: 'string', default: '((( not valid' }],
+      }),
       backup('Bad CEL', { jobAgents: [{ name: 'x', ref: runner, config: {}, selector: 'inputs.' }] }),
       backup('Bad default', { inputs: [{ key: 'n', type: 'number', default: 'ten' }] }),
       backup('Bad selector default', {
@@ -130,12 +136,7 @@ describe('runbooks (the /workflows API)', () => {
 
   it('runs: one job per selected resource whose entry matches, ended by the agents, the run succeeding', async () => {
     const runbook = await api.send('post', '/workflows', backup('Backup run'), [201]);
-    const run = (await api.send(
-      'post',
-      `/workflows/${runbook.id}/runs`,
-      { inputs: { reason: 'audit' } },
-      [201],
-    )) as RunbookRun;
+    const run = await startRun(runbook.id, { reason: 'audit' });
     expect(run).toMatchObject({ workflowId: runbook.id, inputs: { reason: 'audit', dryRun: false } });
     // Databases are selected by the default; only the gold one matches the runner's entry.
     expect(run.jobs).toHaveLength(1);
@@ -205,7 +206,7 @@ describe('runbooks (the /workflows API)', () => {
     expect(withRelease.status).toBe(404);
   });
 
-  it('cancels a run as a whole: a leased job is asked to stop, the rest end at once (issue 28 §4)', async () => {
+  it('cancels a run as a whole: a leased job is asked to stop, the rest end at once (docs/behaviour.md "Cancel")', async () => {
     const leaser = await api.agent('wf-leaser', 'http-pull', { leaseSeconds: 60, cancelGraceSeconds: 30 });
     const runbook = await api.send(
       'post',
@@ -223,12 +224,7 @@ describe('runbooks (the /workflows API)', () => {
       },
       [201],
     );
-    const run = (await api.send(
-      'post',
-      `/workflows/${runbook.id}/runs`,
-      { inputs: {} },
-      [201],
-    )) as RunbookRun;
+    const run = await startRun(runbook.id);
     expect(run.jobs).toHaveLength(2);
     const [held, waiting] = run.jobs as [RunbookRun['jobs'][number], RunbookRun['jobs'][number]];
     const claimed = await stack.http
@@ -290,10 +286,103 @@ describe('runbooks (the /workflows API)', () => {
     expect(
       (await stack.http.post(`${otherWs}/workflows/${runbook.id}/runs`).set(key).send({ inputs: {} })).status,
     ).toBe(404);
+    // Naming our agent is only naming an agent that workspace does not have: saved, but no run starts it.
     const refToOurs = await stack.http
       .post(`${otherWs}/workflows`)
       .set(key)
       .send({ name: 'Steal', jobAgents: [{ name: 'x', ref: runner, config: {}, selector: 'true' }] });
-    expect(refToOurs.status).toBe(400);
+    expect(refToOurs.status).toBe(201);
+    const stolenRun = await stack.http
+      .post(`${otherWs}/workflows/${refToOurs.body.id}/runs`)
+      .set(key)
+      .send({ inputs: {} });
+    expect(stolenRun.status).toBe(400);
+    expect(stolenRun.body.errors).toEqual([
+      { path: 'jobAgents[0].ref', message: `no job agent ${runner} in this workspace` },
+    ]);
+  });
+
+  it('saves an entry naming an agent not yet registered; a run refuses it until the agent exists', async () => {
+    const runbook = await api.send(
+      'post',
+      '/workflows',
+      {
+        name: 'Later agent',
+        inputs: [],
+        jobAgents: [{ name: 'x', ref: 'wf-later', config: {}, selector: 'true' }],
+      },
+      [201],
+    );
+    const jobsBefore = await count('job');
+    const early = await stack.http.post(`${api.ws}/workflows/${runbook.id}/runs`).set(stack.auth).send({});
+    expect(early.status).toBe(400);
+    expect(early.body).toMatchObject({
+      code: 'workflow_not_runnable',
+      errors: [{ path: 'jobAgents[0].ref', message: 'no job agent wf-later in this workspace' }],
+    });
+    expect(await count('job')).toBe(jobsBefore);
+    const later = await api.agent('wf-later', 'test-runner', { status: 'successful', delaySeconds: 0 });
+    const run = await startRun(runbook.id);
+    expect(run.jobs).toEqual([expect.objectContaining({ jobAgentId: later, resourceId: null })]);
+  });
+
+  it("fans out over a string input keyed resourceSelector and routes by the entry's agent (Ctrlplane's convention)", async () => {
+    const put = (id: string, serverUrl: string) =>
+      api.send(
+        'put',
+        `/job-agents/${id}`,
+        { name: `wf-argo-${id.slice(-2)}`, type: 'argo-cd', config: { serverUrl } },
+        [202],
+      );
+    const prod = '0b8a4a3e-1f0c-4d6e-9a57-6a1d0f5b2c01';
+    const staging = '0b8a4a3e-1f0c-4d6e-9a57-6a1d0f5b2c02';
+    await put(prod, 'argocd-prod.example.com');
+    await put(staging, 'argocd-staging.example.com');
+    for (const [name, server] of [
+      ['wf-app-a', 'argocd-prod.example.com'],
+      ['wf-app-b', 'argocd-prod.example.com'],
+      ['wf-app-c', 'argocd-staging.example.com'],
+    ] as const)
+      await api.send(
+        'put',
+        `/resources/identifier/${name}`,
+        { name, kind: 'WfArgoApp', version: 'v1', config: { argo: { server: `https://${server}` } } },
+        [202],
+      );
+    const routing = 'resource.config.argo.server.contains(jobAgent.config.serverUrl)';
+    const runbook = await api.send(
+      'post',
+      '/workflows',
+      {
+        name: 'Delete Argo apps',
+        inputs: [{ key: 'resourceSelector', type: 'string', default: "resource.kind == 'WfArgoApp'" }],
+        jobAgents: [
+          { name: 'prod', ref: prod, config: {}, selector: routing },
+          { name: 'staging', ref: staging, config: {}, selector: routing },
+        ],
+      },
+      [201],
+    );
+    const run = await startRun(runbook.id);
+    expect(run.inputs).toEqual({ resourceSelector: "resource.kind == 'WfArgoApp'" });
+    const perAgent = run.jobs.reduce<Record<string, number>>(
+      (counts, job) => ({ ...counts, [job.jobAgentId]: (counts[job.jobAgentId] ?? 0) + 1 }),
+      {},
+    );
+    expect(perAgent).toEqual({ [prod]: 2, [staging]: 1 });
+    await api.send('post', `/workflows/${runbook.id}/runs/${run.id}/cancel`, {}, [200]);
+
+    const invalid = await stack.http
+      .put(`${api.ws}/workflows/${runbook.id}`)
+      .set(stack.auth)
+      .send({
+        name: 'Delete Argo apps',
+        inputs: [{ key: 'resourceSelector', type: 'string', default: '((( not valid' }],
+        jobAgents: [],
+      });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.errors).toEqual([
+      { path: 'body.inputs[0].default', message: expect.stringMatching(/^invalid CEL/) },
+    ]);
   });
 });

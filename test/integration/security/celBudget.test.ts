@@ -3,7 +3,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { expectNothingWritten, expectProblem } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Issue 24's shape of expression: accepted on f2a736a, 2.7 s per record there, every other request waiting. */
+/** An expression of a shape f2a736a accepted, at 2.7 s per record there, every other request waiting. */
 const ZONED_PAIRS = `cel.bind(parts, "${Array.from({ length: 127 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(',')}".split(","), parts.all(a, parts.all(b, timestamp("2026-01-01T00:00:00Z").getHours("Europe/Paris") >= 0)))`;
 
 /** Cheap on ordinary records; linear in a list the resource holds, so dear on a large one. */

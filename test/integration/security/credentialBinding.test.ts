@@ -6,11 +6,11 @@ import { expectNothingWritten, expectProblem } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 24 (2): a stored credential stays bound to where it was stored. Keeping an agent's secret
- * with `{"sensitive": true}` while its endpoint or type changes, or a metric provider's while its
- * type or an address it calls changes, is refused (409 `credential_destination_changed`) and
- * changes nothing; sending the credential itself moves it. A template, whoever wrote it (a
- * version, a deployment entry), never renders the agent's credentials.
+ * A stored credential stays bound to where it was stored (README "Security model", Credential binding).
+ * Keeping an agent's secret with `{"sensitive": true}` while its endpoint or type changes, or a metric
+ * provider's while its type or an address it calls changes, is refused (409 `credential_destination_changed`)
+ * and changes nothing; sending the credential itself moves it. A template, whoever wrote it (a version, a
+ * deployment entry), never renders the agent's credentials.
  */
 describe('credentials stay bound to where they were stored', () => {
   let stack: TestStack;

@@ -111,7 +111,7 @@ describe('bounded expressions and durations', () => {
     });
   });
 
-  it('filters in batches and stops reading after FILTER_SCAN_LIMIT records, saying so', async () => {
+  it('judges a filter left to CEL in batches and stops reading after FILTER_SCAN_LIMIT records, saying so', async () => {
     // Records written straight to the table: thousands of PUTs would only slow the test.
     await stack.orm.em
       .fork()
@@ -125,9 +125,10 @@ describe('bounded expressions and durations', () => {
       );
 
     // Past the first batch, matches page in order: `bulk/1000` … `bulk/9000` lie within the limit.
+    // `endsWith` is judged by CEL, record by record (engine/selectors/celSql.ts leaves it).
     const rare = await stack.http
       .get(`${ws()}/resources`)
-      .query({ cel: 'resource.kind == "rare"', limit: 3, offset: 2 })
+      .query({ cel: 'resource.kind.endsWith("rare")', limit: 3, offset: 2 })
       .set(stack.auth);
     expect(rare.status).toBe(200);
     expect(rare.body.items.map((r: { identifier: string }) => r.identifier)).toEqual([
@@ -135,9 +136,23 @@ describe('bounded expressions and durations', () => {
       'bulk/4000',
       'bulk/5000',
     ]);
-    expect(rare.body).toMatchObject({ limit: 3, offset: 2, scanLimit: FILTER_SCAN_LIMIT });
+    expect(rare.body).toMatchObject({
+      limit: 3,
+      offset: 2,
+      scanLimit: FILTER_SCAN_LIMIT,
+      totalIsExact: false,
+      nextCursor: expect.any(String),
+    });
     // Two seeded resources and 9,998 bulk ones were read: bulk/1000 … bulk/9000 matched.
     expect(rare.body.total).toBe(9);
+
+    // The same filter as SQL counts every match, bulk/10000 among them.
+    const counted = await stack.http
+      .get(`${ws()}/resources`)
+      .query({ cel: 'resource.kind == "rare"', limit: 1 })
+      .set(stack.auth);
+    expect(counted.body).toMatchObject({ total: 10, totalIsExact: true });
+    expect(counted.body.scanLimit).toBeUndefined();
 
     const unfiltered = await stack.http.get(`${ws()}/resources`).query({ limit: 1 }).set(stack.auth);
     expect(unfiltered.body.total).toBe(FILTER_SCAN_LIMIT + FILTER_BATCH + 2);

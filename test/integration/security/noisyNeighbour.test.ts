@@ -24,6 +24,10 @@ deny contains msg if {
 }
 `;
 
+/** Recurrence rules that ran unbounded on the API's event loop: one never starts, one walks from 1990 hourly. */
+const NEVER_STARTS = 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31';
+const HOURLY_FROM_1990 = 'DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY';
+
 /** How long B's agents work before A starts: what B's latency is compared with is its steady state. */
 const WARM_UP_MS = 3_000;
 
@@ -37,8 +41,8 @@ const quantile = (values: number[], q: number) => {
 };
 
 /**
- * Issue 24's acceptance: workspace A runs its most expensive accepted CEL queries, saved selectors
- * and Rego policies, all at once, while workspace B's agents poll, claim, heartbeat and report. B's
+ * Workspace A runs its most expensive accepted CEL queries, saved selectors, Rego policies and
+ * recurrence rules, all at once, while workspace B's agents poll, claim, heartbeat and report. B's
  * requests stay fast (p99 ≤ 100 ms), A gets answers (4xx when over budget), never a stall, and
  * nobody gets a 5xx. The API and the worker run as their own processes, the worker at a lower CPU
  * priority, as `flightdeck start` runs them; the test only drives their clients.
@@ -111,6 +115,12 @@ describe('a noisy neighbour', () => {
       `/workspaces/${noisy.id}/systems/${systemId}/environments/${(env.body as { id: string }).id}`,
       key,
     );
+    const windows = await call('post', `/workspaces/${noisy.id}/policies`, key, {
+      name: 'windows from 1990',
+      selector: 'true',
+      rules: [{ deploymentWindow: { rrule: HOURLY_FROM_1990, durationMinutes: 30, allowWindow: false } }],
+    });
+    expect(windows.status).toBeLessThan(300);
     const deployment = await call('post', `/workspaces/${noisy.id}/deployments`, key, {
       name: 'noisy',
       slug: 'noisy',
@@ -155,6 +165,19 @@ describe('a noisy neighbour', () => {
             resourceSelector: `resource.config.items.exists(i, i == "item-${round}-absent")`,
           }),
         ),
+        noise('never-starting freeze', () =>
+          call('post', `${ws}/holds`, key, {
+            selector: 'true',
+            effect: 'block',
+            reason: `freeze ${round}`,
+            schedule: { rrule: NEVER_STARTS, durationSeconds: 3600, timeZone: 'UTC' },
+          }),
+        ),
+        noise('explain under an hourly window from 1990', async () => {
+          const targets = await call('get', `${ws}/release-targets?limit=1`, key);
+          const target = (targets.body as { items: { key: string }[] }).items[0]!;
+          return call('get', `${ws}/release-targets/${target.key}/explain`, key);
+        }),
         noise('rego', () =>
           call('post', `${ws}/policies`, key, {
             name: `slow-${round}`,
@@ -224,5 +247,13 @@ describe('a noisy neighbour', () => {
     expect(
       noisyAnswers.filter((answer) => answer.what === 'rego').every((answer) => answer.status === 400),
     ).toBe(true);
+    // Recurrence rules: the one that never starts is refused, explain answers with the hourly window.
+    const answersTo = (what: string) => noisyAnswers.filter((answer) => answer.what === what);
+    expect(answersTo('never-starting freeze').map((answer) => answer.status)).toEqual([400, 400, 400]);
+    // A's deployment has no ready version: explain answers 404 at once. The hourly window from 1990
+    // is read at the policy's write (accepted above) and by the freeze's and fuzz tests' evaluations.
+    expect(answersTo('explain under an hourly window from 1990').map((answer) => answer.status)).toEqual([
+      404, 404, 404,
+    ]);
   }, 180_000);
 });

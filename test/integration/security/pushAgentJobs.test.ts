@@ -2,7 +2,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 13 (4b): only an http-pull agent's jobs are handed out or given back. A push agent's job
+ * Only an http-pull agent's jobs are handed out or given back (README "Pull agents"). A push agent's job
  * carries that agent's decrypted endpoint and credentials: the legacy queue, a claim and a requeue
  * of it are refused and show nothing of its configuration.
  */

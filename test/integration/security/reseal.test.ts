@@ -10,11 +10,11 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 13 (5): values sealed before binding (`fd1:`) are rewritten by `flightdeck admin reseal`
- * bound to their workspace and owner (`fd2:`), in every table that holds them; a plain string that
- * only looks sealed stays; the job still hands out the same secrets. Issue 24 (9e): a run that
- * leaves nothing to rewrite retires legacy values, and from then on none opens, in a process that
- * was running (within its check interval) or one that starts; later runs bind nothing.
+ * Values sealed before binding (`fd1:`) are rewritten by `flightdeck admin reseal` bound to their workspace
+ * and owner (`fd2:`), in every table that holds them; a plain string that only looks sealed stays; the job
+ * still hands out the same secrets. A run that leaves nothing to rewrite retires legacy values, and from then
+ * on none opens, in a process that was running (within its check interval) or one that starts; later runs
+ * bind nothing (README "Security model", Encryption).
  */
 describe('admin reseal', () => {
   let stack: TestStack;

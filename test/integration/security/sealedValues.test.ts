@@ -6,11 +6,11 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 13 (5, 9): the sealed-value marker is refused in every request, so nobody can plant a
- * ciphertext for a claim to decrypt; each ciphertext is bound to its workspace and record, so one
- * copied into another job (from another workspace, or another release of the same one) does not
- * open even under the server's own key; a stored secret that does not open never makes a claim
- * answer 500 nor leaves its job claimed: the claim answers 409 and the job stays queued.
+ * The sealed-value marker is refused in every request (README "Security model", Encryption), so nobody can
+ * plant a ciphertext for a claim to decrypt; each ciphertext is bound to its workspace and record, so one
+ * copied into another job (from another workspace, or another release of the same one) does not open even
+ * under the server's own key; a stored secret that does not open never makes a claim answer 500 nor leaves
+ * its job claimed: the claim answers 409 and the job stays queued.
  */
 describe('sealed values', () => {
   let stack: TestStack;

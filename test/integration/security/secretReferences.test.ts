@@ -4,9 +4,9 @@ import { expectFieldError, expectNothingWritten } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issue 24 (3): a variable reference never reads a secret. A reference into the job agent
- * configurations of a deployment or a version (where credentials are stored) is refused when it is
- * written, for deployment variables and variable sets alike; one stored before resolves to nothing,
+ * A variable reference never reads a secret (README "Security model", Credential binding). A reference into
+ * the job agent configurations of a deployment or a version (where credentials are stored) is refused when it
+ * is written, for deployment variables and variable sets alike; one stored before resolves to nothing,
  * so the secret reaches neither the variables preview nor a job.
  */
 describe('variable references never read secrets', () => {

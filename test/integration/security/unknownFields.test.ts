@@ -3,8 +3,8 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Issues 14 and 24 (8): a body field an endpoint does not take is refused (400, named with its full
- * path, at any depth), never silently dropped.
+ * A body field an endpoint does not take is refused (400, named with its full path, at any depth),
+ * never silently dropped (README "API overview").
  */
 describe('unknown body fields', () => {
   let stack: TestStack;

@@ -10,7 +10,7 @@ import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/st
 /** Where the board's screenshot is written, for people and for the README. */
 const SCREENSHOT = path.join(__dirname, '../../../test-results/rollout-board.png');
 
-/** Issue 15: the rollout board, driven in headless Chromium against a real stack. */
+/** The rollout board (README "The rollout board"), driven in headless Chromium against a real stack. */
 describe('rollout board (/ui)', () => {
   let stack: TestStack;
   let server: Awaited<ReturnType<typeof listenOnSocket>>;
@@ -64,9 +64,14 @@ describe('rollout board (/ui)', () => {
     await stack.close();
   });
 
-  it('signs in with an API key kept in an HttpOnly, SameSite=Strict cookie and shows the matrix', async () => {
+  it('signs in with an API key, a session kept in an HttpOnly, SameSite=Strict cookie, and shows the matrix', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
+    // Whatever the page's Content-Security-Policy refuses, Chromium reports on the console.
+    const refusals: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/.test(message.text())) refusals.push(message.text());
+    });
     await page.goto(`${base}/ui/`);
     await page.locator('#key').fill(stack.apiKey);
     await page.locator('#signin button[type=submit]').click();
@@ -82,6 +87,13 @@ describe('rollout board (/ui)', () => {
     expect(await page.locator('.version[data-deployment="worker"]').innerText()).toMatch(
       /on 2\.0\.0: 0 of 5/,
     );
+    // The progress bars are drawn under the CSP (no inline style): 2 of 5 fills 40 %, 0 of 5 nothing.
+    const filled = async (deployment: string) => {
+      const bar = page.locator(`.version[data-deployment="${deployment}"] .bar`);
+      const [whole, fill] = [await bar.boundingBox(), await bar.locator('div').boundingBox()];
+      return Math.round((100 * fill!.width) / whole!.width);
+    };
+    expect([await filled('web'), await filled('worker')]).toEqual([40, 0]);
     expect(await page.locator('#board').innerText()).not.toMatch(/completed/);
     const workerCell = page.locator('td[data-deployment="worker"][data-environment="production"]');
     expect(await workerCell.innerText()).toMatch(/running 3/);
@@ -98,7 +110,14 @@ describe('rollout board (/ui)', () => {
     expect(await job.json()).toMatchObject({ status: 'queued' });
 
     const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: 'flightdeck_key', httpOnly: true, sameSite: 'Strict', path: '/ui' });
+    expect(cookie).toMatchObject({
+      name: 'flightdeck_session',
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/ui',
+      secure: false,
+    });
+    expect(cookie!.value).not.toContain(stack.apiKey);
     expect(
       await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie),
     ).toBe('');
@@ -106,6 +125,15 @@ describe('rollout board (/ui)', () => {
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
+    expect(refusals).toEqual([]);
+
+    // Signing out ends the session on the server: its id, replayed, reads nothing.
+    await page.locator('#signout').click();
+    await page.locator('#signin-error', { hasText: 'Signed out.' }).waitFor();
+    const replayed = await fetch(`${base}/ui/board.json`, {
+      headers: { cookie: `flightdeck_session=${cookie!.value}` },
+    });
+    expect(replayed.status).toBe(401);
     await context.close();
   }, 60_000);
 
@@ -262,7 +290,9 @@ describe('rollout board (/ui)', () => {
     await page.locator('#signin-error', { hasText: 'That API key is not valid.' }).waitFor();
     expect(await page.locator('#board').isHidden()).toBe(true);
     expect(await context.cookies()).toEqual([]);
-    const forged = await fetch(`${base}/ui/board.json`, { headers: { cookie: 'flightdeck_key=fdk_forged' } });
+    const forged = await fetch(`${base}/ui/board.json`, {
+      headers: { cookie: 'flightdeck_session=fds_forged' },
+    });
     expect(forged.status).toBe(401);
     await context.close();
   });

@@ -14,6 +14,7 @@ maybe('recorded workflow histories', () => {
     const fixtures = await recordedHistories();
     const kinds = new Set(fixtures.map(({ recorded }) => recorded.workflowType));
     expect([...kinds].sort()).toEqual([
+      'approvalScopeWorkflow',
       'holdWorkflow',
       'leaseWorkflow',
       'releaseWorkflow',
