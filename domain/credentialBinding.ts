@@ -1,7 +1,7 @@
 import { ConflictError } from './errors';
 import { AGENT_ENDPOINTS } from './jobAgents';
 import type { JobAgentType } from './jobAgentTypes';
-import { RULE_DEFAULTS } from './policies';
+import { RULE_DEFAULTS } from './ruleDefaults';
 
 /**
  * A stored credential stays bound to the destination it was stored for (README "Credential

@@ -1,6 +1,7 @@
 import { isNewerVersion, versionSelected } from './eligibility';
 import type { JobStatus } from './jobStatus';
-import { RULE_DEFAULTS, type PolicyRule, type RuleKind } from './policies';
+import type { PolicyRule, RuleKind } from './policies';
+import { RULE_DEFAULTS } from './ruleDefaults';
 import { MAX_RULE_SECONDS, ruleTimerMs } from './ruleLimits';
 import {
   selectorContext,

@@ -1,5 +1,5 @@
 import type { Metric } from './releaseProgress';
-import { RULE_DEFAULTS } from './policies';
+import { RULE_DEFAULTS } from './ruleDefaults';
 
 /**
  * Verification metric providers that measure over HTTP (Ctrlplane's `http`, `prometheus`, `datadog`,

@@ -14,8 +14,18 @@ export interface Page<T> {
   nextCursor?: string;
   /** Set when a CEL-filtered list stopped reading after this many records (`totalIsExact` is then false). */
   scanLimit?: number;
-  /** Set when `total` was counted up to this many and stopped: there are at least this many. */
-  countLimit?: number;
+}
+
+/**
+ * A list whose count stops at a bound (counting every row would cost more than reading the page):
+ * `total` when the count is exact, otherwise `totalAtLeast` — a bound is never answered as a total,
+ * which a client paging by `total` would take for the end of the list.
+ */
+export type BoundedPage<T> = Omit<Page<T>, 'total'> & ({ total: number } | { totalAtLeast: number });
+
+/** `total` when `counted` stayed under the bound it was counted to, else `totalAtLeast`. */
+export function boundedTotal(counted: number, bound: number): { total: number } | { totalAtLeast: number } {
+  return counted >= bound ? { totalAtLeast: bound } : { total: counted };
 }
 
 export interface PageRequest {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { celExpression } from './celSchema';
 import { displayText } from './displayText';
 import type { HeldSelector } from './selectors';
-import { JOB_STATUSES, type JobStatus } from './jobStatus';
+import { JOB_STATUSES } from './jobStatus';
+import { RULE_DEFAULTS } from './ruleDefaults';
 import { MAX_RULE_COUNT, MAX_RULE_SECONDS } from './ruleLimits';
 import { windowProblems } from './windows';
 import { MAX_REGO_LENGTH, regoPackage } from './planValidation';
@@ -24,26 +25,6 @@ export const AnyApprovalRule = z.strictObject({
    */
   requireDistinctApprover: z.boolean().optional(),
 });
-
-/**
- * What an optional rule field means when a rule leaves it out. Rules are stored and answered as
- * written, so a declarative client (Terraform) reads back exactly what it sent; whatever reads a
- * rule applies these (README "Policies").
- */
-export const RULE_DEFAULTS = {
-  minimumSoakTimeMinutes: 0,
-  successStatuses: ['successful'] as readonly JobStatus[],
-  timezone: 'UTC',
-  allowWindow: true,
-  backoffStrategy: 'linear',
-  httpMethod: 'GET',
-  httpTimeoutSeconds: 30,
-  datadogSite: 'datadoghq.com',
-  datadogAggregator: 'last',
-  /** No limit: a metric fails only when it cannot reach its successes. */
-  failureThreshold: 0,
-  triggerOn: 'jobSuccess',
-} as const;
 
 export const EnvironmentProgressionRule = z.strictObject({
   dependsOnEnvironmentSelector: celExpression('environment'),

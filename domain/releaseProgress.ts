@@ -3,7 +3,8 @@ import type { GateEvaluation, ReleaseFacts } from './gates';
 import { isPushAgent } from './jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from './jobStatus';
 import type { JobRef } from './orchestration';
-import { RULE_DEFAULTS, type VerificationMetric } from './policies';
+import type { VerificationMetric } from './policies';
+import { RULE_DEFAULTS } from './ruleDefaults';
 import type { ReleasePhase } from './releases';
 
 /**

@@ -43,7 +43,12 @@ export const pullRoutes = [
     auth: 'apiKey',
     params: AgentJobsParams,
     query: PollQuery,
-    responses: { 200: { description: 'Job list items', schema: pageOf(PollItemSchema, 'JobListItemPage') } },
+    responses: {
+      200: {
+        description: 'Job list items',
+        schema: pageOf(PollItemSchema, 'JobListItemPage', { boundedTotal: true }),
+      },
+    },
     async handle(ctx, { params, query }) {
       const page = await ctx.state.stores.pull.poll(agentCaller(ctx), params.jobAgentId, query.status, query);
       return { status: 200, body: pageResponse(page, toPollItem) };

@@ -29,7 +29,7 @@ export const AuditEventSchema = z
   })
   .openapi('AuditEvent');
 
-export const AuditEventPageSchema = pageOf(AuditEventSchema, 'AuditEventPage');
+export const AuditEventPageSchema = pageOf(AuditEventSchema, 'AuditEventPage', { boundedTotal: true });
 
 export function toAuditEvent(event: AuditEvent): z.infer<typeof AuditEventSchema> {
   return {

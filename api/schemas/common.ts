@@ -1,6 +1,6 @@
 import { celExpression, undoExtraEncoding } from '../../domain/celSchema';
 import { displayText } from '../../domain/displayText';
-import type { Page } from '../../domain/pagination';
+import type { BoundedPage, Page } from '../../domain/pagination';
 import { SELECTOR_SCOPES, type SelectorScope } from '../../domain/selectors';
 import { z } from './zod';
 
@@ -73,11 +73,20 @@ export function pageQuery(defaultLimit = 50) {
   });
 }
 
-export function pageOf<T extends z.ZodType>(item: T, name: string) {
+/**
+ * A page of a list. A list whose count stops at a bound (`boundedTotal`) answers `total` only when
+ * its count is exact, and `totalAtLeast` otherwise (domain/pagination.ts `BoundedPage`).
+ */
+export function pageOf<T extends z.ZodType>(item: T, name: string, options: { boundedTotal?: boolean } = {}) {
+  const total = z.number().int();
   return z
     .object({
       items: z.array(item),
-      total: z.number().int(),
+      total: options.boundedTotal
+        ? total.optional().openapi({
+            description: 'The exact number of items; absent when counting stopped at `totalAtLeast`',
+          })
+        : total,
       limit: z.number().int(),
       offset: z.number().int(),
       totalIsExact: z.boolean().optional().openapi({
@@ -92,15 +101,21 @@ export function pageOf<T extends z.ZodType>(item: T, name: string) {
         description:
           'Present when a `cel` filter judged record by record stopped reading after this many records (`totalIsExact` is then false and `nextCursor` reads on)',
       }),
-      countLimit: z.number().int().optional().openapi({
-        description:
-          'Present when `total` was counted up to this many and stopped there: there are at least that many (a poll counts at most 100 past its page)',
-      }),
+      ...(options.boundedTotal
+        ? {
+            totalAtLeast: z.number().int().optional().openapi({
+              description:
+                'Present instead of `total` when counting stopped at this many: there are at least that many items (a poll counts at most 100 past its page, the audit trail 10,000 events)',
+            }),
+          }
+        : {}),
     })
     .openapi(name);
 }
 
-export function pageResponse<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
+export function pageResponse<T, U>(page: Page<T>, map: (item: T) => U): Page<U>;
+export function pageResponse<T, U>(page: BoundedPage<T>, map: (item: T) => U): BoundedPage<U>;
+export function pageResponse<T, U>(page: BoundedPage<T>, map: (item: T) => U): BoundedPage<U> {
   return { ...page, items: page.items.map(map) };
 }
 

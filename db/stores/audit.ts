@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AuditEventInput } from '../../domain/audit';
-import type { Page } from '../../domain/pagination';
+import { boundedTotal, type BoundedPage } from '../../domain/pagination';
 import type { CelQuery } from '../../domain/selectors';
 import { recordAuditEvents, SYSTEM_ORIGIN, type AuditOrigin } from '../audit';
 import { AuditEventSchema, type AuditEvent } from '../entities';
 import { listFiltered } from './common';
 
-/** `total` of an unfiltered page is counted up to this many (the page says `countLimit` past it). */
+/** An unfiltered page counts up to this many events (past it the page says `totalAtLeast`). */
 const COUNT_LIMIT = 10_000;
 
 export interface AuditPageRequest {
@@ -39,7 +39,7 @@ export class AuditStore {
     workspaceId: string,
     request: AuditPageRequest,
     filter?: CelQuery<'event'>,
-  ): Promise<Page<AuditEvent>> {
+  ): Promise<BoundedPage<AuditEvent>> {
     const where = {
       workspaceId,
       ...(request.after ? { createdAt: { $lte: idTime(request.after) }, id: { $lt: request.after } } : {}),
@@ -61,14 +61,7 @@ export class AuditStore {
         } LIMIT ${COUNT_LIMIT}) counted`,
         request.after ? [workspaceId, idTime(request.after), request.after] : [workspaceId],
       );
-    const n = counted?.n ?? 0;
-    return {
-      items,
-      total: n,
-      limit: request.limit,
-      offset: 0,
-      ...(n >= COUNT_LIMIT ? { countLimit: COUNT_LIMIT } : {}),
-    };
+    return { items, ...boundedTotal(counted?.n ?? 0, COUNT_LIMIT), limit: request.limit, offset: 0 };
   }
 
   /** A deployment's newest events: its board's timeline. */

@@ -8,7 +8,8 @@ import type {
   ReleaseFacts,
   VersionFacts,
 } from '../../domain/gates';
-import { RULE_DEFAULTS, type EnvironmentProgressionRule } from '../../domain/policies';
+import type { EnvironmentProgressionRule } from '../../domain/policies';
+import { RULE_DEFAULTS } from '../../domain/ruleDefaults';
 import type { ReleasePhase } from '../../domain/releases';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { selectorMatches, type DeploymentFields } from '../../domain/selectors';

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
-import type { Page, PageRequest } from '../../domain/pagination';
+import { boundedTotal, type BoundedPage, type PageRequest } from '../../domain/pagination';
 import { jobClaims, jobHeartbeats } from '../metrics';
 import { claimJob, type LeaseGrant } from './claims';
 import { JobSchema, type Job } from '../../db/entities';
@@ -170,7 +170,7 @@ export class PullStore {
     jobAgentId: string,
     status: JobStatus,
     page: PageRequest,
-  ): Promise<Page<PollItem>> {
+  ): Promise<BoundedPage<PollItem>> {
     assertCallerMayAct(caller, jobAgentId);
     const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
     const [row] = await runPrepared<{ agent_found: boolean; items: PollItem[]; counted: number }>(
@@ -371,7 +371,7 @@ function pollTotal(
   onPage: number,
   counted: number,
   cap: number,
-): { total: number; countLimit?: number } {
+): { total: number } | { totalAtLeast: number } {
   if (onPage > 0 && onPage < page.limit) return { total: page.offset + onPage };
-  return counted >= cap ? { total: counted, countLimit: cap } : { total: counted };
+  return boundedTotal(counted, cap);
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../../domain/grouping';
-import { RULE_DEFAULTS } from '../../domain/policies';
+import { RULE_DEFAULTS } from '../../domain/ruleDefaults';
 import type { JobPlanInput, JobPlanRecords, PlanAgent } from '../../domain/jobPlan';
 import {
   relationshipReferencesOf,
