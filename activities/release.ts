@@ -6,12 +6,13 @@ import {
   releaseProgress,
   settleVerification,
 } from '../engine/executor/releaseSteps';
-import { JobSchema, JobVerificationSchema } from '../db/entities';
+import { JobSchema, JobVerificationSchema, type Job } from '../db/entities';
 import { startReleaseJobs } from '../engine/planner/jobCreation';
 import { changeJobStatus } from '../engine/jobMoves';
 import { finishRelease as finish, type FinalPhase } from '../engine/executor/releaseCompletion';
 import { loadRelease } from '../engine/eligibility/releaseFacts';
 import type { SecretBox } from '../db/secrets';
+import { SecretReferenceError, withAgentSecrets, withProviderSecrets } from '../db/secretReferences';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import type { RegoEngine } from '../domain/planValidation';
@@ -23,6 +24,7 @@ import type { PolicyRule } from '../domain/policies';
 import type { Metric, ReleaseProgress } from '../domain/releaseProgress';
 import { selectorMatches } from '../domain/selectors';
 import { dispatchers } from './agents';
+import { endAtDispatch } from './agents/dispatcher';
 import type {
   DispatchResult,
   DispatchStep,
@@ -106,7 +108,25 @@ async function measureHttpMetric(
   if (!verification || !metric || metric.provider.type === 'sleep')
     return { passed: false, error: 'no such metric' };
   const job = await em.findOneOrFail(JobSchema, { id: verification.jobId });
-  const provider = openProvider(jobSecrets(secrets, job), metric.provider);
+  let provider: Metric['provider'];
+  try {
+    provider = await withProviderSecrets(
+      em,
+      secrets,
+      job.workspaceId,
+      openProvider(jobSecrets(secrets, job), metric.provider),
+    );
+  } catch (error) {
+    if (!(error instanceof SecretReferenceError)) throw error;
+    // A credential that cannot be had fails the measurement visibly, as an unreachable provider does.
+    await appendMeasurement(fork(), verificationId, {
+      metric: metric.name,
+      at: new Date().toISOString(),
+      passed: false,
+      error: error.message,
+    });
+    return { passed: false };
+  }
   const result = metricResult(provider, await measure(egress, provider));
   const failed = metric.failureCondition
     ? selectorMatches('measurement', metric.failureCondition, { result })
@@ -187,8 +207,15 @@ function jobDriverSteps({ orm, secrets, egress }: ReleaseActivityDeps) {
       // A retry after a worker died mid-dispatch can find the job already moved on. A pushed job
       // was sent: it is never sent twice. The other agents' dispatch answers again what it did.
       if (isPushAgent(job.agentType) && job.status !== 'pending') return { kind: 'triggered' };
+      let sent: Job;
+      try {
+        sent = await withAgentSecrets(em, secrets, job);
+      } catch (error) {
+        if (!(error instanceof SecretReferenceError)) throw error;
+        return endAtDispatch(em, job.id, 'invalid_job_agent', error.message);
+      }
       return dispatchers[job.agentType].dispatch(
-        job,
+        sent,
         { em, egress, secrets: jobSecrets(secrets, job) },
         step,
       );
@@ -200,7 +227,13 @@ function jobDriverSteps({ orm, secrets, egress }: ReleaseActivityDeps) {
       const job = await em.findOne(JobSchema, { id: jobId });
       const follow = job?.agentType ? dispatchers[job.agentType].follow : undefined;
       if (!job || !follow) return { done: true };
-      return follow(job, { em, egress, secrets: jobSecrets(secrets, job) });
+      // A reference that no longer resolves leaves the remote run unfollowed, not the release stuck.
+      const sent = await withAgentSecrets(em, secrets, job).catch((error: unknown) => {
+        if (error instanceof SecretReferenceError) return undefined;
+        throw error;
+      });
+      if (!sent) return { done: true };
+      return follow(sent, { em, egress, secrets: jobSecrets(secrets, job) });
     },
 
     /** Ends a job the workflow itself completes (the test runner's); the workflow looks again on its own. */

@@ -37,6 +37,7 @@ import { holdRoutes } from './routes/holds';
 import { doraRoutes } from './routes/dora';
 import { auditEventRoutes } from './routes/auditEvents';
 import { webhookRoutes } from './routes/webhooks';
+import { workspaceSecretRoutes } from './routes/workspaceSecrets';
 import { runbookRoutes } from './routes/runbooks';
 import { metricsRouter } from './routes/metrics';
 import { documentationRouter, healthRoutes, type ReadinessChecks } from './routes/system';
@@ -121,6 +122,7 @@ export const apiRoutes: readonly Route[] = [
   ...doraRoutes,
   ...auditEventRoutes,
   ...webhookRoutes,
+  ...workspaceSecretRoutes,
   ...releaseTargetStateRoutes,
   ...releaseTargetRoutes,
   ...releaseRoutes,

@@ -5,7 +5,7 @@ import { ConflictError } from '../domain/errors';
  * The records that own sealed values. Each sealed value is bound to its workspace and its owner:
  * an agent's credentials, a deployment's agent entries and variables, a version's agent
  * configuration, a resource's variables, a policy's probe headers, a variable set's variables, and
- * a release's job snapshots, a runbook's agent entries, a runbook run's job snapshots and a webhook's secret. Each kind
+ * a release's job snapshots, a runbook's agent entries, a runbook run's job snapshots, a webhook's secret and a workspace secret's value. Each kind
  * is its record's table name (a runbook's is `workflow`, a run's `workflow_run`): sealed values
  * are bound to it, so it never changes.
  */
@@ -19,7 +19,8 @@ export type SealOwnerKind =
   | 'release'
   | 'workflow'
   | 'workflow_run'
-  | 'webhook';
+  | 'webhook'
+  | 'workspace_secret';
 
 /** Sealing and opening for one owner record: what stores and activities hold. */
 export interface RecordSecrets {

@@ -1,6 +1,12 @@
 import { metricProviderDestination, refuseMovedCredentials } from '../domain/credentialBinding';
 import { ValidationError } from '../domain/errors';
 import { isRedactedMarker, REDACTED, SEALED_MARKER_KEY, SENSITIVE_CONFIG_KEYS } from '../domain/sensitive';
+import {
+  looksLikeSecretReference,
+  secretReferenceName,
+  secretReferencesIn,
+  type SecretReference,
+} from '../domain/secretReferences';
 import { SecretBox, type RecordSecrets } from './secrets';
 
 /**
@@ -34,6 +40,9 @@ export function sealConfig(
   for (const [key, value] of Object.entries(config)) {
     if (!SENSITIVE_CONFIG_KEYS.has(key)) {
       refuseNestedSecrets(value, `${path}.${key}`);
+      sealed[key] = value;
+    } else if (looksLikeSecretReference(value)) {
+      secretReferenceName(value, `${path}.${key}`);
       sealed[key] = value;
     } else if (isRedactedMarker(value)) {
       if (!SecretBox.isSealed(previous?.[key])) {
@@ -164,8 +173,7 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
     return secrets;
   });
   return eachProbeSecrets(rules, (secrets, at) => {
-    const path = (name: string) =>
-      `body.rules[${at.rule}].verification.metrics[${at.metric}].provider.${name}`;
+    const path = (name: string) => probePath(at, name);
     const storedFor = (name: string) => stored.get(`${metricOf(at)}|${name.toLowerCase()}`);
     refuseMovedCredentials(
       Object.entries(secrets)
@@ -176,6 +184,10 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
     );
     return Object.fromEntries(
       Object.entries(secrets).map(([name, value]) => {
+        if (looksLikeSecretReference(value)) {
+          secretReferenceName(value, path(name)); // a malformed reference is refused, not sealed
+          return [name, value];
+        }
         if (!isRedactedMarker(value)) return [name, box.seal(String(value))];
         const kept = storedFor(name);
         if (!SecretBox.isSealed(kept)) {
@@ -187,6 +199,26 @@ export function sealProbeHeaders<R extends Record<string, unknown>>(
       }),
     );
   }) as R[];
+}
+
+/** Where a request wrote a metric provider's credential. */
+const probePath = (at: ProbeSlot, name: string) =>
+  `body.rules[${at.rule}].verification.metrics[${at.metric}].provider.${name}`;
+
+/** The references to workspace secrets among policy rules' provider credentials, with each provider's destination. */
+export function probeSecretReferences(
+  rules: readonly Record<string, unknown>[],
+): { destination: string; references: SecretReference[] }[] {
+  const found: { destination: string; references: SecretReference[] }[] = [];
+  eachProbeSecrets(rules, (secrets, at) => {
+    const references = Object.entries(secrets).flatMap(([name, value]) =>
+      secretReferencesIn(looksLikeSecretReference(value) ? value : null, probePath(at, name)),
+    );
+    if (references.length > 0)
+      found.push({ destination: metricProviderDestination(at.provider), references });
+    return secrets;
+  });
+  return found;
 }
 
 /**
@@ -204,8 +236,14 @@ export function resealMetricHeaders<M>(metrics: readonly M[], from: RecordSecret
   );
 }
 
+/** Credentials redacted; references to workspace secrets are not secrets, and are shown as written. */
 const redactSecrets = (secrets: ProbeSecrets) =>
-  Object.fromEntries(Object.keys(secrets).map((name) => [name, REDACTED]));
+  Object.fromEntries(
+    Object.entries(secrets).map(([name, value]) => [
+      name,
+      looksLikeSecretReference(value) ? value : REDACTED,
+    ]),
+  );
 
 /** Policy rules as responses show them: probe credentials redacted. */
 export function redactProbeHeaders<R extends Record<string, unknown>>(rules: readonly R[]): R[] {
@@ -253,7 +291,10 @@ function refuseNestedSecrets(value: unknown, path: string): void {
 /** A stored configuration as responses show it. */
 export function redactConfig(config: Config): Config {
   return Object.fromEntries(
-    Object.entries(config).map(([key, value]) => [key, SENSITIVE_CONFIG_KEYS.has(key) ? REDACTED : value]),
+    Object.entries(config).map(([key, value]) => [
+      key,
+      SENSITIVE_CONFIG_KEYS.has(key) && !looksLikeSecretReference(value) ? REDACTED : value,
+    ]),
   );
 }
 
@@ -329,4 +370,14 @@ export function redactTree<T>(value: T): T {
 /** A snapshot with its secrets in clear: for the agent that runs the job, and nobody else. */
 export function openTree<T>(box: RecordSecrets, value: T): T {
   return mapTree(value, (sealed) => box.openJson(sealed.$sealed)) as T;
+}
+
+/** A metric provider with its credentials mapped by `map` (references to workspace secrets resolved, db/secretReferences.ts). */
+export async function mapProviderSecrets<P extends object>(
+  provider: P,
+  map: (secrets: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): Promise<P> {
+  const secrets = secretsOf(provider as ProbeProvider);
+  if (Object.keys(secrets).length === 0) return provider;
+  return withSecrets(provider as ProbeProvider, await map(secrets)) as P;
 }

@@ -35,6 +35,7 @@ import { Migration0037VersionEditors } from './Migration0037VersionEditors';
 import { Migration0038ListFilterIndexes } from './Migration0038ListFilterIndexes';
 import { Migration0039WebhookAdmissions } from './Migration0039WebhookAdmissions';
 import { Migration0040FanoutAfterSync } from './Migration0040FanoutAfterSync';
+import { Migration0041WorkspaceSecrets } from './Migration0041WorkspaceSecrets';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -75,4 +76,5 @@ export const migrations = [
   { name: 'Migration0038ListFilterIndexes', class: Migration0038ListFilterIndexes },
   { name: 'Migration0039WebhookAdmissions', class: Migration0039WebhookAdmissions },
   { name: 'Migration0040FanoutAfterSync', class: Migration0040FanoutAfterSync },
+  { name: 'Migration0041WorkspaceSecrets', class: Migration0041WorkspaceSecrets },
 ];

@@ -7,8 +7,9 @@ import {
   type WorkflowRun,
 } from '../../domain/github';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../../domain/errors';
-import { JobAgentSchema, JobSchema } from '../entities';
+import { JobAgentSchema, JobSchema, type JobAgent } from '../entities';
 import { changeJobStatus } from '../../engine/jobMoves';
+import { SecretReferenceError, withAgentSecrets } from '../secretReferences';
 import type { SecretBox } from '../secrets';
 import { openConfig } from '../sensitiveValues';
 
@@ -30,6 +31,28 @@ export class GithubWebhookStore {
     private readonly secrets: SecretBox,
   ) {}
 
+  /**
+   * The agent's webhook secret in clear. A reference to a workspace secret is resolved, never
+   * compared as written (the reference is answered by GET, so anyone could sign with it); one that
+   * does not resolve leaves the agent without a webhook.
+   */
+  private async webhookSecret(agent: JobAgent): Promise<unknown> {
+    const opened = {
+      workspaceId: agent.workspaceId,
+      agentType: agent.type,
+      jobAgentConfig: openConfig(
+        this.secrets.forRecord(agent.workspaceId, 'job_agent', agent.id),
+        agent.config,
+      ),
+    };
+    try {
+      return (await withAgentSecrets(this.em, this.secrets, opened)).jobAgentConfig.webhook_secret;
+    } catch (error) {
+      if (error instanceof SecretReferenceError) return undefined;
+      throw error;
+    }
+  }
+
   async receive(
     workspaceId: string,
     jobAgentId: string,
@@ -41,9 +64,7 @@ export class GithubWebhookStore {
     },
   ): Promise<WebhookOutcome> {
     const agent = await this.em.findOne(JobAgentSchema, { id: jobAgentId, workspaceId, type: 'github-app' });
-    const secret = agent
-      ? openConfig(this.secrets.forRecord(workspaceId, 'job_agent', agent.id), agent.config).webhook_secret
-      : undefined;
+    const secret = agent ? await this.webhookSecret(agent) : undefined;
     if (!agent || typeof secret !== 'string')
       throw new NotFoundError('GitHub webhook of job agent', jobAgentId);
     if (!isValidWebhookSignature(secret, delivery.rawBody, delivery.signature)) {

@@ -7,6 +7,7 @@ import { ApiKeyStore } from './apiKeys';
 import { AuditStore } from './audit';
 import { BoardSessionStore } from './boardSessions';
 import { WebhookStore } from './webhooks';
+import { WorkspaceSecretStore } from './workspaceSecrets';
 import { DeploymentPlanStore } from './deploymentPlans';
 import { DeploymentStore } from './deployments';
 import { EnvironmentStore } from './environments';
@@ -58,6 +59,7 @@ export interface Stores {
   holds: HoldStore;
   audit: AuditStore;
   webhooks: WebhookStore;
+  workspaceSecrets: WorkspaceSecretStore;
   releaseTargets: ReleaseTargetStore;
   relationshipRules: RelationshipRuleStore;
   releases: ReleaseStore;
@@ -101,6 +103,7 @@ export function createStores(
     holds: new HoldStore(em),
     audit: new AuditStore(em, origin),
     webhooks: new WebhookStore(em, secrets, webhookDeliveriesPerMinute),
+    workspaceSecrets: new WorkspaceSecretStore(em, secrets),
     releaseTargets: new ReleaseTargetStore(em, secrets),
     relationshipRules: new RelationshipRuleStore(em),
     releases: new ReleaseStore(em, origin),

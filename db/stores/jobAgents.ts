@@ -6,6 +6,7 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import { JobAgentSchema, type JobAgent } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import type { SecretBox } from '../secrets';
+import { agentConfigReferences, bindSecretReferences } from '../secretReferences';
 import { keptSecrets, sealConfig } from '../sensitiveValues';
 import { findOwned, listPage, type Upserted } from './common';
 
@@ -27,31 +28,42 @@ export class JobAgentStore {
    * A stored secret is kept (`{"sensitive": true}`) only while the agent's type and endpoint stay.
    */
   upsert(workspaceId: string, id: string, input: JobAgentInput): Promise<Upserted<JobAgent>> {
-    return conflictOnDuplicate(async () => {
-      const existing = await this.em.findOne(JobAgentSchema, { id });
-      if (existing && existing.workspaceId !== workspaceId) throw new NotFoundError('job agent', id);
-      refuseMovedCredentials(
-        keptSecrets(input.config, existing?.config, 'body.config'),
-        existing ? agentDestination(existing.type, existing.config) : undefined,
-        agentDestination(input.type, input.config),
-      );
-      const fields = {
-        name: input.name,
-        type: input.type,
-        config: sealConfig(
-          this.secrets.forRecord(workspaceId, 'job_agent', id),
-          input.config,
-          existing?.config,
-          'body.config',
-        ),
-        metadata: input.metadata ?? {},
-      };
-      const record = existing
-        ? this.em.assign(existing, fields)
-        : this.em.create(JobAgentSchema, { id, workspaceId, ...fields });
-      await this.em.flush();
-      return { record, created: !existing };
-    }, `A job agent named "${input.name}" already exists in this workspace`);
+    return conflictOnDuplicate(
+      () =>
+        this.em.transactional(async (em) => {
+          const existing = await em.findOne(JobAgentSchema, { id });
+          if (existing && existing.workspaceId !== workspaceId) throw new NotFoundError('job agent', id);
+          const destination = agentDestination(input.type, input.config);
+          refuseMovedCredentials(
+            keptSecrets(input.config, existing?.config, 'body.config'),
+            existing ? agentDestination(existing.type, existing.config) : undefined,
+            destination,
+          );
+          const fields = {
+            name: input.name,
+            type: input.type,
+            config: sealConfig(
+              this.secrets.forRecord(workspaceId, 'job_agent', id),
+              input.config,
+              existing?.config,
+              'body.config',
+            ),
+            metadata: input.metadata ?? {},
+          };
+          await bindSecretReferences(
+            em,
+            workspaceId,
+            agentConfigReferences(input.config, 'body.config'),
+            destination,
+          );
+          const record = existing
+            ? em.assign(existing, fields)
+            : em.create(JobAgentSchema, { id, workspaceId, ...fields });
+          await em.flush();
+          return { record, created: !existing };
+        }),
+      `A job agent named "${input.name}" already exists in this workspace`,
+    );
   }
 
   get(workspaceId: string, id: string): Promise<JobAgent> {

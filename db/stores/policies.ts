@@ -10,7 +10,8 @@ import { PolicySchema, type Policy } from '../entities';
 import { conflictOnDuplicate } from '../errors';
 import { newId } from '../ids';
 import type { SecretBox } from '../secrets';
-import { sealProbeHeaders } from '../sensitiveValues';
+import { bindSecretReferences } from '../secretReferences';
+import { probeSecretReferences, sealProbeHeaders } from '../sensitiveValues';
 import { wakeReleases } from '../releaseWake';
 import { findOwned, listPage, type Upserted } from './common';
 
@@ -116,6 +117,8 @@ export class PolicyStore {
               existing?.rules ?? [],
             ),
           };
+          for (const { destination, references } of probeSecretReferences(fields.rules))
+            await bindSecretReferences(em, workspaceId, references, destination);
           const record = existing
             ? em.assign(existing, fields)
             : em.create(PolicySchema, { id, workspaceId, ...fields });

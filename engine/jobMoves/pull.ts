@@ -9,6 +9,7 @@ import { JobSchema, type Job } from '../../db/entities';
 import { newId } from '../../db/ids';
 import { changeJobStatus } from './change';
 import type { SecretBox } from '../../db/secrets';
+import { SecretReferenceError, withAgentSecrets } from '../../db/secretReferences';
 import { openTree, jobSecrets } from '../../db/sensitiveValues';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 import { uuidArray } from '../../db/sql';
@@ -224,12 +225,13 @@ export class PullStore {
       throw new ConflictError(`The job is held by hold ${hold.id} of ${hold.by}: ${hold.reason}`, 'job_held');
     }
     const { job } = outcome;
+    const sent = await this.withAgentSecrets(caller, job, outcome.lease?.claimId);
     try {
       const secrets = jobSecrets(this.secrets, job);
       return {
         job: {
           ...job,
-          jobAgentConfig: openTree(secrets, job.jobAgentConfig),
+          jobAgentConfig: openTree(secrets, sent.jobAgentConfig),
           dispatchContext: openTree(secrets, job.dispatchContext),
         },
         lease: outcome.lease,
@@ -243,6 +245,30 @@ export class PullStore {
         by: this.origin,
       });
       throw error;
+    }
+  }
+
+  /**
+   * The job with the workspace secrets its configuration references resolved. One that cannot be
+   * resolved (deleted, or bound to another destination) ends the job `invalid_job_agent` with the
+   * reason, as a pushed job's dispatch does, rather than handing it out again and again.
+   */
+  private async withAgentSecrets(caller: AgentCaller, job: Job, claimId: string | undefined): Promise<Job> {
+    try {
+      return await withAgentSecrets(this.em, this.secrets, job);
+    } catch (error) {
+      if (!(error instanceof SecretReferenceError)) throw error;
+      await changeJobStatus(this.em.fork(), caller, job.id, {
+        status: 'invalid_job_agent',
+        from: ['in_progress'],
+        claimId,
+        message: error.message,
+        by: this.origin,
+      });
+      throw new ConflictError(
+        `The job ended invalid_job_agent: ${error.message}`,
+        'unresolved_secret_reference',
+      );
     }
   }
 

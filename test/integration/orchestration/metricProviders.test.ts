@@ -132,6 +132,65 @@ describe('verification metric providers', () => {
     expect(stored[0]!.text).not.toContain('tfc-secret-token');
   });
 
+  it('measures with a credential referenced from a workspace secret, answered as written', async () => {
+    const put = await stack.http
+      .put(`/v1/workspaces/${stack.workspaceId}/secrets/tfc-token`)
+      .set(stack.auth)
+      .send({ value: 'tfc-secret-token' });
+    expect(put.status).toBe(201);
+    await api.agent('referenced-runner', 'test-runner', { status: 'successful' });
+    const system = await api.system('referenced');
+    await api.environment('referenced', 'resource.metadata["lane"] == "referenced"', system);
+    const deployment = await api.deployment('referenced', system, {
+      jobAgents: [{ ref: 'referenced-runner' }],
+    });
+    const resource = await api.resource('referenced-0', 'service', { lane: 'referenced' });
+    const provider = {
+      type: 'terraformCloudRun',
+      address: base,
+      token: 'secret://tfc-token',
+      runId: 'run-abc123',
+    };
+    const policyId = await api.policy({
+      name: 'referenced checks',
+      selector: 'deployment.slug == "referenced"',
+      rules: [
+        {
+          verification: {
+            metrics: [
+              {
+                name: 'infra-run',
+                intervalSeconds: 1,
+                count: 1,
+                provider,
+                successCondition: 'result.status == "applied"',
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const before = seen.length;
+    await api.version(deployment, '1.0.0');
+    const release = await api.releaseWith(
+      (r) => r.resourceId === resource && ['succeeded', 'failed'].includes(r.phase),
+      'the release verified with a referenced credential to end',
+    );
+    expect(release.phase).toBe('succeeded');
+    expect(seen.slice(before).map((request) => request.authorization)).toContain('Bearer tfc-secret-token');
+    const policy = await api.get<{
+      rules: { verification: { metrics: { provider: Record<string, unknown> }[] } }[];
+    }>(`/policies/${policyId}`);
+    expect(policy.rules[0]!.verification.metrics[0]!.provider).toEqual(provider);
+    const stored = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ text: string }[]>(
+        `SELECT (SELECT string_agg(value, '') FROM workspace_secret) || (SELECT string_agg(metrics::text, '') FROM job_verification) AS text`,
+      );
+    expect(stored[0]!.text).not.toContain('tfc-secret-token');
+  });
+
   it('refuses providers it cannot honour, and bad shapes, writing nothing', async () => {
     for (const provider of [
       { type: 'prometheus', address: base, query: 'up', insecure: true },
