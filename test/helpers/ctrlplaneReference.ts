@@ -42,6 +42,38 @@ export const REFERENCE_PATH = findReference();
 
 export const referenceAvailable = (): boolean => fs.existsSync(REFERENCE_PATH);
 
+/** Said instead of skipping when the reference is not found (README "Development"). */
+const MISSING =
+  `Ctrlplane's OpenAPI document was not found (looked for ${REFERENCE_PATH}, and beside the checkout this one ` +
+  'was cloned from). Put it there, or set FLIGHTDECK_CTRLPLANE_REFERENCE to its path; on a machine without a ' +
+  'copy, FLIGHTDECK_CTRLPLANE_REFERENCE=none skips the tests that read it (npm test does so, and says so, ' +
+  'outside CI).';
+
+/** Whether this machine says it has no copy of the reference (its tests are then skipped, by name). */
+const declaredMissing = () => process.env.FLIGHTDECK_CTRLPLANE_REFERENCE === 'none';
+
+/** `it` for a test that reads the reference: where it is missing, a failure that says why, never a silent skip. */
+export function itWithReference(name: string, test: () => unknown): void {
+  if (referenceAvailable()) it(name, test as jest.ProvidesCallback);
+  else if (declaredMissing()) it.skip(`${name} (FLIGHTDECK_CTRLPLANE_REFERENCE=none)`, () => undefined);
+  else
+    it(name, () => {
+      throw new Error(MISSING);
+    });
+}
+
+/** `describe` for tests that read the reference, as `itWithReference`. */
+export function describeWithReference(name: string, body: () => void): void {
+  if (referenceAvailable()) describe(name, body);
+  else if (declaredMissing()) describe.skip(`${name} (FLIGHTDECK_CTRLPLANE_REFERENCE=none)`, body);
+  else
+    describe(name, () =>
+      it("finds Ctrlplane's reference document", () => {
+        throw new Error(MISSING);
+      }),
+    );
+}
+
 /**
  * Where the reference and docs/behaviour.md (or docs/design.md "Decisions") disagree, ours wins: each difference by
  * the reference schema and property it is about, with what we do. `outputs` are the values we answer where the
@@ -159,11 +191,13 @@ export class ResponseValidator {
       validate = this.ajv.compile(schema);
       this.compiled.set(key, validate);
     }
-    return validate(body) ? [] : (validate.errors ?? []).map((error: ErrorObject) => describe(error, body));
+    return validate(body)
+      ? []
+      : (validate.errors ?? []).map((error: ErrorObject) => describeError(error, body));
   }
 }
 
-function describe(error: ErrorObject, body: unknown): string {
+function describeError(error: ErrorObject, body: unknown): string {
   const at = error.instancePath || '(body)';
   const value = error.instancePath
     .split('/')

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { referenceAvailable, ResponseValidator } from '../../helpers/ctrlplaneReference';
+import { describeWithReference, ResponseValidator } from '../../helpers/ctrlplaneReference';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
@@ -10,7 +10,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  */
 const ADMIN_TOKEN = 'bodies-admin-token-0123456789abcdef';
 
-(referenceAvailable() ? describe : describe.skip)("response bodies against Ctrlplane's schemas", () => {
+describeWithReference("response bodies against Ctrlplane's schemas", () => {
   let stack: TestStack;
   let agent: PullFixture;
   let validator: ResponseValidator;
