@@ -22,6 +22,8 @@ export interface Guarded {
 }
 
 export interface Guardian {
+  /** The guardian's own process: once it is gone, it can signal nothing more. */
+  readonly pid: number | undefined;
   watch(...guarded: Guarded[]): void;
   release(): void;
 }
@@ -80,6 +82,7 @@ export function startGuardian(): Guardian {
     if (!input.destroyed && input.writable) input.write(`${line}\n`);
   };
   return {
+    pid: child.pid,
     watch: (...guarded) => {
       for (const { pid, signal = 'TERM', graceMs = DEFAULT_GRACE_MS } of guarded) {
         send(`watch ${pid} ${signal} ${Math.ceil(graceMs / 100)}`);

@@ -20,17 +20,17 @@ function server(ignoring?: 'TERM' | 'INT'): ChildProcess {
 }
 
 /**
- * A parent that starts a guardian, has it watch what it is told, prints "watching" and waits; on a
- * line on its input it releases the guardian and exits.
+ * A parent that starts a guardian, has it watch what it is told, prints "watching" and its
+ * guardian's pid, and waits; on a line on its input it releases the guardian and exits.
  */
 function parent(
   watched: { pid: number; signal?: 'TERM' | 'INT'; graceMs?: number }[],
-): Promise<ChildProcess> {
+): Promise<ChildProcess & { guardianPid: number }> {
   const script = `
     const { startGuardian } = require(${JSON.stringify(GUARDIAN)});
     const guardian = startGuardian();
     guardian.watch(...${JSON.stringify(watched)});
-    process.stdout.write('watching\\n');
+    process.stdout.write('watching ' + guardian.pid + '\\n');
     process.stdin.once('data', () => { guardian.release(); setTimeout(() => process.exit(0), 200); });
   `;
   const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
@@ -38,7 +38,9 @@ function parent(
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the parent exited with ${code}`)));
-    child.stdout!.once('data', () => resolve(child));
+    child.stdout!.once('data', (line: Buffer) =>
+      resolve(Object.assign(child, { guardianPid: Number(/watching (\d+)/.exec(String(line))![1]) })),
+    );
   });
 }
 
@@ -92,7 +94,8 @@ describe('guardian', () => {
     const guarding = await parent([{ pid }]);
     guarding.stdin!.write('release\n');
     await exited(guarding);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Once the guardian itself is gone, nothing of it is left to signal the process later.
+    await eventually(() => !isAlive(guarding.guardianPid), { what: 'the released guardian to exit' });
     expect(isAlive(pid)).toBe(true);
   });
 });

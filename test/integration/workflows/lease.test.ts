@@ -108,7 +108,8 @@ describe('leaseWorkflow', () => {
     const heartbeat = setInterval(() => (claim.expiresAt = Date.now() + 1_000), 300);
     const outcome = await withWorker(env, activities, async (taskQueue) => {
       const handle = await startLease(taskQueue, 'lease-extended-released');
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      // Past its first expiry the lease reads the claim again, finds it extended, and sleeps on.
+      await eventually(() => claim.reads >= 2, { what: 'the lease to read the extended claim again' });
       clearInterval(heartbeat);
       claim.held = false;
       await handle.signal(wakeSignal);
