@@ -74,9 +74,9 @@ export default tseslint.config(
   ),
   layer(
     'activities/**/*.ts',
-    'Activities call engine/ and db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker or CLI; workflows/ for the types of their answers only.',
-    layers('api', 'worker', 'cli'),
-    [...DATABASE_MODULES, ...layers('workflows')],
+    "Activities call engine/ and db/ functions and remote services: no SQL or ORM of their own (an EntityManager passes through as a type), no API, worker, workflows or CLI (their answers' types are in domain/activityResults.ts).",
+    layers('api', 'worker', 'workflows', 'cli'),
+    DATABASE_MODULES,
     {
       'no-restricted-syntax': [
         'error',
@@ -101,15 +101,14 @@ export default tseslint.config(
   ]),
   layer(
     'engine/**/*.ts',
-    'engine/ decides and writes through db/: no HTTP, activities, worker or CLI; workflows/ for the types of the answers activities pass on only.',
+    'engine/ decides and writes through db/: no HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
     [
-      ...layers('api', 'activities', 'worker', 'cli'),
+      ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
       '../stores',
       '../stores/*',
       '../../db/stores',
       '../../db/stores/*',
     ],
-    layers('workflows'),
   ),
   layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
     ...layers('activities', 'worker', 'workflows', 'cli'),

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { recordApprovalScope } from '../engine/executor/approvalScopes';
-import type { ApprovalScopeRecorded } from '../workflows/activityResults';
+import type { ApprovalScopeRecorded } from '../domain/activityResults';
 
 /** The approval scope workflow's one step. */
 export function createApprovalActivities({ orm, secrets }: { orm: Database; secrets: SecretBox }) {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import { applyHold } from '../engine/executor/holdEffects';
-import type { HoldApplied } from '../workflows/activityResults';
+import type { HoldApplied } from '../domain/activityResults';
 
 /** The hold workflow's one step: the hold applied as it stands now, in one transaction. */
 export function createHoldActivities({ orm }: { orm: Database }) {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expireLapsedClaims, readClaim } from '../engine/jobMoves';
 import type { Database } from '../db/database';
-import type { ClaimReading, SweepOutcome } from '../workflows/activityResults';
+import type { ClaimReading, SweepOutcome } from '../domain/activityResults';
 
 /** The lease workflow's database steps; fenced by the claim id, idempotent. */
 export function createLeaseActivities({ orm }: { orm: Database }) {

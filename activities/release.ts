@@ -32,7 +32,7 @@ import type {
   LoadedRelease,
   MeasurementResult,
   StartJobsResult,
-} from '../workflows/activityResults';
+} from '../domain/activityResults';
 import { describeEgressFailure, type Egress } from './egress';
 import {
   metricRequest,

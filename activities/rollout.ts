@@ -3,7 +3,7 @@ import type { Database } from '../db/database';
 import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor/releaseFanout';
 import type { SecretBox } from '../db/secrets';
 import { refreshStaleStatistics } from '../db/plannerStatistics';
-import type { PendingTargetsResult, VersionBatchesResult } from '../workflows/activityResults';
+import type { PendingTargetsResult, VersionBatchesResult } from '../domain/activityResults';
 
 export interface RolloutActivityDeps {
   orm: Database;

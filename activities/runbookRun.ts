@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import { finishRunbookRun, runbookRunJobs } from '../engine/executor/runbookRunSteps';
 import type { RunbookRunStatus } from '../domain/runbookRunProgress';
-import type { RunbookRunJobs } from '../workflows/activityResults';
+import type { RunbookRunJobs } from '../domain/activityResults';
 
 /**
  * The database steps of a runbook run's Temporal workflow; its jobs are dispatched by the release

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../../db/entities';
 import type { RecordSecrets } from '../../db/secrets';
 import type { JobStatus } from '../../domain/jobStatus';
-import type { DispatchResult, DispatchStep, FollowResult } from '../../workflows/activityResults';
+import type { DispatchResult, DispatchStep, FollowResult } from '../../domain/activityResults';
 import { moveDispatchedJob } from '../../engine/jobMoves';
 import { openTree } from '../../db/sensitiveValues';
 import type { z } from 'zod';

@@ -4,7 +4,7 @@ import { changeJobStatus, moveDispatchedJob, type JobStatusChange } from '../../
 import { ConflictError } from '../../domain/errors';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { TemplateError } from '../../domain/templates';
-import type { DispatchResult, DispatchStep, FollowResult } from '../../workflows/activityResults';
+import type { DispatchResult, DispatchStep, FollowResult } from '../../domain/activityResults';
 import { endAtDispatch } from './dispatcher';
 import { RemoteRefusal } from './remote';
 

@@ -25,7 +25,7 @@ import { OPEN_RELEASES_OF } from '../../db/releaseWake';
 import type { SkipFact } from '../../domain/policySkips';
 import type { HoldFact } from '../../domain/holds';
 import { holdsOnTarget, loadWorkspaceHolds } from './holdMatching';
-import type { LoadedRelease } from '../../workflows/activityResults';
+import type { LoadedRelease } from '../../domain/activityResults';
 import type { z } from 'zod';
 
 interface ReleaseRow extends ReleaseIdentityRow {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from '../../db/secrets';
 import { wakeReleases } from '../../db/releaseWake';
 import { targetShipDigests } from '../planner/shipDigests';
-import type { ApprovalScopeRecorded } from '../../workflows/activityResults';
+import type { ApprovalScopeRecorded } from '../../domain/activityResults';
 
 /**
  * An approval's scope (docs/behaviour.md "Approvals"): the digests of what every target of its

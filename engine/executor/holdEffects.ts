@@ -14,7 +14,7 @@ import {
 } from '../eligibility/policyMatching';
 import { paced } from '../selectors/pace';
 import { requestRedeploy } from './releaseRedeploy';
-import type { HoldApplied } from '../../workflows/activityResults';
+import type { HoldApplied } from '../../domain/activityResults';
 
 /**
  * What a hold does to the records it covers (docs/behaviour.md "Holds and freezes"), outside the

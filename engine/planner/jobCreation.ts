@@ -9,7 +9,7 @@ import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
 import type { JobRef, ReleaseIdentityRow } from '../../domain/orchestration';
-import type { StartJobsResult } from '../../workflows/activityResults';
+import type { StartJobsResult } from '../../domain/activityResults';
 
 /**
  * docs/behaviour.md "Flow" step 4: the jobs of releases that may proceed, written with their release target's

@@ -3,7 +3,7 @@ import type { PlanValidationInput, PlanVerdict, RegoEngine } from '../../domain/
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { newId } from '../../db/ids';
 import type { ReleaseRow } from './jobCreation';
-import type { LoadedRelease } from '../../workflows/activityResults';
+import type { LoadedRelease } from '../../domain/activityResults';
 import { planDigest, recordedPlanVerdicts, recordPlanVerdicts, type PlanVerdictRecord } from './planVerdicts';
 import type { SecretBox } from '../../db/secrets';
 import { planTargets, type PlanTargetRow } from './targetPlans';

@@ -7,7 +7,7 @@ import { newId } from '../../db/ids';
 import { uuidArray } from '../../db/sql';
 import { RELEASE_ROW_COLUMNS, type ReleaseRow } from './jobCreation';
 import { planTargets, type PlanTargetRow } from './targetPlans';
-import type { LoadedRelease } from '../../workflows/activityResults';
+import type { LoadedRelease } from '../../domain/activityResults';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

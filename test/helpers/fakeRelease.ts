@@ -9,7 +9,7 @@ import type {
   LoadedRelease,
   MeasurementResult,
   StartJobsResult,
-} from '../../workflows/activityResults';
+} from '../../domain/activityResults';
 import type { GateEvaluation, ReleaseFacts } from '../../domain/gates';
 import type { JobAgentType } from '../../domain/jobAgentTypes';
 import type { JobStatus } from '../../domain/jobStatus';

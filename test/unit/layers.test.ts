@@ -73,11 +73,15 @@ describe('layer rules', () => {
     ).toEqual(['no-restricted-imports']);
   });
 
-  it('let the engine and activities name what activities answer the workflows, and nothing else of workflows/', () => {
+  it('let the engine and activities name what activities answer the workflows from domain/, and import nothing of workflows/', () => {
     const answer =
-      "import type { StartJobsResult } from '../../workflows/activityResults';\nexport type Answer = StartJobsResult;\n";
+      "import type { StartJobsResult } from '../../domain/activityResults';\nexport type Answer = StartJobsResult;\n";
     expect(lintAs('engine/planner/jobCreation.ts', answer)).toEqual([]);
     expect(lintAs('activities/agents/dispatcher.ts', answer)).toEqual([]);
+    const fromWorkflows =
+      "import type { ReleaseInput } from '../../workflows/release';\nexport type Input = ReleaseInput;\n";
+    expect(lintAs('engine/planner/jobCreation.ts', fromWorkflows)).toEqual(['no-restricted-imports']);
+    expect(lintAs('activities/agents/dispatcher.ts', fromWorkflows)).toEqual(['no-restricted-imports']);
     expect(
       lintAs(
         'engine/planner/jobCreation.ts',

@@ -1,9 +1,9 @@
-import type { ReleaseFacts } from '../domain/gates';
-import type { JobStatus } from '../domain/jobStatus';
-import type { JobRef } from '../domain/orchestration';
-import type { ReleasePhase } from '../domain/releases';
-import type { ReleaseTargetRef } from '../domain/releaseTargets';
-import type { RunJobState, RunbookRunStatus } from '../domain/runbookRunProgress';
+import type { ReleaseFacts } from './gates';
+import type { JobStatus } from './jobStatus';
+import type { JobRef } from './orchestration';
+import type { ReleasePhase } from './releases';
+import type { ReleaseTargetRef } from './releaseTargets';
+import type { RunJobState, RunbookRunStatus } from './runbookRunProgress';
 
 /*
  * What the activities answer the workflows. Each value is recorded in the workflow's history and
