@@ -6,7 +6,7 @@ import { domainEvents } from '../engine/metrics';
 import { requestContext } from './middleware/requestContext';
 import { problemMiddleware } from './middleware/problem';
 import { gatherMetrics, prometheusText, scrapeMetrics, type MetricsSources } from './metricsScrape';
-import type { AppState } from './route';
+import type { AppState } from './context';
 import { metricsRouter } from './routes/metrics';
 
 /**

@@ -1,33 +1,18 @@
-import type { ParameterizedContext } from 'koa';
-import type { Logger } from 'pino';
 import { type z, type ZodObject, type ZodType } from 'zod';
-import type { Stores } from '../db/stores';
+import type { Principal } from '../domain/principal';
 import { ValidationError, type FieldIssue } from '../domain/errors';
 import { authorize } from './middleware/auth';
 import { strictBody } from './strictBody';
-import type { Principal } from '../domain/principal';
 import { isPageBody, pageJson } from './pageJson';
 import { actorOf, describeWrite, type AuditEventInput, type WriteAudit } from '../domain/audit';
-import type { AuditOrigin, WriteOutcome } from '../db/audit';
+import type { WriteOutcome } from '../db/audit';
+import type { AppContext, AuthKind } from './context';
 
 /**
  * One declaration per endpoint: the zod schemas validate the request and generate the OpenAPI
  * document, so the two can never drift apart. Handlers receive parsed input and return a status
  * and a body; they hold no business rules.
  */
-
-export interface AppState {
-  requestId: string;
-  log: Logger;
-  stores: Stores;
-  principal?: Principal;
-  /** Who the request acts as, shared with its stores: the system until the caller is known. */
-  origin: AuditOrigin;
-}
-
-export type AppContext = ParameterizedContext<AppState>;
-
-export type AuthKind = 'none' | 'apiKey' | 'admin';
 
 export interface HandlerResult {
   status: number;

@@ -1,13 +1,5 @@
-import type { WorkflowSpans } from '../worker/tracing';
+import type { Tracing } from './tracingProvider';
 import type { Config } from './config';
-
-/** The process's tracer provider, registered globally: the API middleware and Temporal's interceptors use it. */
-export interface Tracing {
-  /** For the worker: workflow spans leave the sandbox through a sink into the same processor. */
-  workflowSpans: WorkflowSpans;
-  /** Sends what is buffered, then unregisters the provider. */
-  shutdown(): Promise<void>;
-}
 
 /**
  * Tracing as configured: off (undefined, nothing registered, the OpenTelemetry API stays a no-op,
@@ -20,3 +12,5 @@ export async function startTracing(config: Config, defaultServiceName: string): 
   const { installOtlpTracing } = await import('./tracingProvider.js');
   return installOtlpTracing(serviceName ?? defaultServiceName, tracesUrl);
 }
+
+export type { Tracing };

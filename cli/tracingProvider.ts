@@ -3,12 +3,19 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Tracing } from './tracing';
+import type { WorkflowSpans } from '../worker/tracing';
 
 /**
  * The OpenTelemetry SDK's side of tracing, loaded only when tracing is on (cli/tracing.ts
- * `startTracing`): off, a process never loads it.
+ * `startTracing`): off, a process never loads it. The process's tracer provider, registered
+ * globally: the API middleware and Temporal's interceptors use it.
  */
+export interface Tracing {
+  /** For the worker: workflow spans leave the sandbox through a sink into the same processor. */
+  workflowSpans: WorkflowSpans;
+  /** Sends what is buffered, then unregisters the provider. */
+  shutdown(): Promise<void>;
+}
 
 /**
  * Registers a tracer provider whose spans go to `processor`, with an AsyncLocalStorage context

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
-import type { AppContext, AuthKind } from '../route';
+import type { AppContext, AuthKind } from '../context';
 
 /** The token of `Authorization: Bearer <token>`, if the request sends one. */
 function bearerToken(ctx: AppContext): string | undefined {

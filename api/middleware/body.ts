@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { ValidationError } from '../../domain/errors';
 import { jsonInputIssues } from '../../domain/jsonInput';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 

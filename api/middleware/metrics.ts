@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 export interface HttpMetrics {
   registry: Registry;

@@ -11,7 +11,7 @@ import {
   ValidationError,
   type FieldIssue,
 } from '../../domain/errors';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 /**
  * The one place where failures become HTTP answers: RFC 9457 problem+json, never a stack trace.

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { ForbiddenError } from '../../domain/errors';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 import { clientUsedTls, requestTransport } from './transport';
 
 /** Methods that change nothing, which any page may send. */

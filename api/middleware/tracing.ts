@@ -1,6 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Middleware } from 'koa';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 const tracer = trace.getTracer('flightdeck-api');
 

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { ValidationError, type FieldIssue } from '../../domain/errors';
 import { textProblem } from '../../domain/jsonInput';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 /**
  * The request target as text we can store and compare: every percent-encoded part of the path and

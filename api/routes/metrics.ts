@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { GatheredMetrics } from '../metricsScrape';
 import { assertMetricsToken } from '../middleware/auth';
-import type { AppState } from '../route';
+import type { AppState } from '../context';
 
 // Apart from the other system routes, so a worker's metrics listener (api/metricsListener.ts) does
 // not load the API's route and schema modules.

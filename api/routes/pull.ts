@@ -1,6 +1,7 @@
 import type { AgentCaller } from '../../engine/jobMoves/pull';
 import { ForbiddenError } from '../../domain/errors';
-import { route, type AppContext } from '../route';
+import { route } from '../route';
+import type { AppContext } from '../context';
 import { pageResponse, pageOf } from '../schemas/common';
 import { JobParams, JobSchema, JobStatusAcceptedSchema, JobStatusBody, toJob } from '../schemas/job';
 import {

@@ -1,4 +1,5 @@
-import { route, type AppContext } from '../route';
+import { route } from '../route';
+import type { AppContext } from '../context';
 import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
 import {
   ApprovalBody,

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
 import { problem, PROBLEM_CONTENT_TYPE } from '../middleware/problem';
-import { route, type AppState } from '../route';
+import { route } from '../route';
+import type { AppState } from '../context';
 import { z } from '../schemas/zod';
 
 /** A named dependency check for /readyz. */

@@ -6,14 +6,8 @@ import { isUuid } from '../../domain/uuid';
 import { authorize } from '../middleware/auth';
 import { sameOriginWrites } from '../middleware/sameOrigin';
 import { clientUsedTls, requestTransport } from '../middleware/transport';
-import {
-  audited,
-  toFieldIssues,
-  type AppContext,
-  type AppState,
-  type AuditedWrite,
-  type HandlerResult,
-} from '../route';
+import { audited, toFieldIssues, type AuditedWrite, type HandlerResult } from '../route';
+import type { AppContext, AppState } from '../context';
 import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';

@@ -3,7 +3,7 @@ import { summarize, type PlanSummary, type PlanTarget } from '../../domain/deplo
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import { DeploymentSchema } from '../entities';
 import { newId } from '../ids';
-import type { ReleaseRow } from '../../engine/planner/jobCreation';
+import type { ReleaseRow } from '../../engine/planner/releaseRows';
 import type { ProposedVersion } from '../../engine/planner/planInputs';
 import type { SecretBox } from '../secrets';
 import { planTargets, type PlanTargetRow } from '../../engine/planner/targetPlans';

@@ -1,14 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { planReleaseJobs, type PlannedJob } from '../../domain/jobPlan';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
-import { isTerminalReleasePhase, type ReleasePhase } from '../../domain/releases';
+import { isTerminalReleasePhase } from '../../domain/releases';
 import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
 import { rollbackVariables } from './rollbackVariables';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
-import type { JobRef, ReleaseIdentityRow } from '../../domain/orchestration';
+import type { JobRef } from '../../domain/orchestration';
+import { RELEASE_ROW_COLUMNS, type ReleaseRow } from './releaseRows';
 import type { StartJobsResult } from '../../domain/activityResults';
 
 /**
@@ -18,15 +19,6 @@ import type { StartJobsResult } from '../../domain/activityResults';
  * loads what it needs and writes it, for one release (`startReleaseJobs`, a workflow whose gates
  * opened) or a whole batch (`createJobs`, the fan-out), with the same few statements.
  */
-
-/** A release as job creation needs it. */
-export interface ReleaseRow extends ReleaseIdentityRow {
-  phase: ReleasePhase;
-  created_at: Date | string;
-}
-
-export const RELEASE_ROW_COLUMNS =
-  'id, workspace_id, deployment_id, environment_id, resource_id, version_id, phase, created_at';
 
 const targetOrder = (a: ReleaseRow, b: ReleaseRow) =>
   `${a.resource_id}/${a.environment_id}/${a.deployment_id}`.localeCompare(

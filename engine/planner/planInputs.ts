@@ -7,7 +7,7 @@ import {
   type VariableDefinition,
   type VariableSetDefinition,
 } from '../../domain/variables';
-import type { ReleaseRow } from './jobCreation';
+import type { ReleaseRow } from './releaseRows';
 import { enabledPolicies, policiesForTarget, type MatchedPolicy } from '../eligibility/policyMatching';
 import { loadRelatedResources } from './relatedResources';
 import type { SecretBox } from '../../db/secrets';

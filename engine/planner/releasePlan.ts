@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PlanValidationInput, PlanVerdict, RegoEngine } from '../../domain/planValidation';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { newId } from '../../db/ids';
-import type { ReleaseRow } from './jobCreation';
+import type { ReleaseRow } from './releaseRows';
 import type { LoadedRelease } from '../../domain/activityResults';
 import { planDigest, recordedPlanVerdicts, recordPlanVerdicts, type PlanVerdictRecord } from './planVerdicts';
 import type { SecretBox } from '../../db/secrets';

@@ -5,7 +5,7 @@ import type { ApprovalFact } from '../../domain/gates';
 import type { SecretBox } from '../../db/secrets';
 import { newId } from '../../db/ids';
 import { uuidArray } from '../../db/sql';
-import { RELEASE_ROW_COLUMNS, type ReleaseRow } from './jobCreation';
+import { RELEASE_ROW_COLUMNS, type ReleaseRow } from './releaseRows';
 import { planTargets, type PlanTargetRow } from './targetPlans';
 import type { LoadedRelease } from '../../domain/activityResults';
 

@@ -4,7 +4,7 @@ import { planResult, renderJobInputs, type PlanTarget } from '../../domain/deplo
 import { planReleaseJobs } from '../../domain/jobPlan';
 import { REDACTED } from '../../domain/sensitive';
 import { newId } from '../../db/ids';
-import type { ReleaseRow } from './jobCreation';
+import type { ReleaseRow } from './releaseRows';
 import { loadPlanInputs, type ProposedVersion } from './planInputs';
 import type { SecretBox } from '../../db/secrets';
 import { redactTree } from '../../db/sensitiveValues';
