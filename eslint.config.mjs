@@ -64,12 +64,12 @@ export default tseslint.config(
   // The layers of ARCHITECTURE.md ("Layers"): what each directory may import.
   layer('domain/**/*.ts', 'domain/ is pure: rules and types, no I/O and no other layer.', [
     ...IO_MODULES,
-    ...layers('db', 'engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
+    ...layers('db', 'application', 'engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
   ]),
   layer(
     'workflows/**/*.ts',
     'Workflows are replayed: only domain/ and types, no I/O, clocks or randomness.',
-    [...IO_MODULES, 'node:*', ...layers('db', 'engine', 'api', 'worker', 'cli')],
+    [...IO_MODULES, 'node:*', ...layers('db', 'application', 'engine', 'api', 'worker', 'cli')],
     ['../activities', '../activities/*'],
   ),
   layer(
@@ -90,25 +90,18 @@ export default tseslint.config(
   ),
   layer(
     'db/**/*.ts',
-    'db/ persists: no engine, HTTP, activities, worker, workflows or CLI (only its stores call the engine).',
-    layers('engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
-    [],
-    {},
-    ['db/stores/**'],
+    'db/ persists: no application, engine, HTTP, activities, worker, workflows or CLI.',
+    layers('application', 'engine', 'api', 'activities', 'worker', 'workflows', 'cli'),
   ),
-  layer('db/stores/**/*.ts', 'db/stores/ serve the API: no HTTP, activities, worker, workflows or CLI.', [
-    ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
-  ]),
+  layer(
+    'application/**/*.ts',
+    'application/ holds what the API calls (stores over db/, the engine and domain/): no HTTP, activities, worker, workflows or CLI.',
+    layers('api', 'activities', 'worker', 'workflows', 'cli'),
+  ),
   layer(
     'engine/**/*.ts',
-    'engine/ decides and writes through db/: no HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
-    [
-      ...layers('api', 'activities', 'worker', 'workflows', 'cli'),
-      '../stores',
-      '../stores/*',
-      '../../db/stores',
-      '../../db/stores/*',
-    ],
+    'engine/ decides and writes through db/: no application, HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
+    layers('application', 'api', 'activities', 'worker', 'workflows', 'cli'),
   ),
   layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
     ...layers('activities', 'worker', 'workflows', 'cli'),

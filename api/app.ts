@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { recordSelectorOverruns } from '../engine/selectors/selectorOverruns';
-import { createStores, type Stores } from '../db/stores';
+import { createStores, type Stores } from '../application';
 import { SYSTEM_ACTOR } from '../domain/audit';
 import { authenticate } from './middleware/auth';
 import { urlInput } from './middleware/urlInput';

@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AuditOrigin } from '../db/audit';
-import type { Stores } from '../db/stores';
+import type { Stores } from '../application';
 import type { Principal } from '../domain/principal';
 
 /** What every request carries through the middleware and its route (api/route.ts, api/middleware/). */

@@ -5,8 +5,8 @@ import { createApp } from '../api/app';
 import { listen } from '../api/server';
 import { migrate, openDatabase, pingDatabase } from '../db/database';
 import { SecretBox } from '../db/secrets';
-import { ApiKeyStore } from '../db/stores/apiKeys';
-import { WorkspaceStore } from '../db/stores/workspaces';
+import { ApiKeyStore } from '../application/apiKeys';
+import { WorkspaceStore } from '../application/workspaces';
 import { percentile, round } from './environment';
 
 /**

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../cli/embedded/processes';
 import { SecretBox } from '../db/secrets';
-import { WorkspaceStore } from '../db/stores/workspaces';
+import { WorkspaceStore } from '../application/workspaces';
 import { benchEnvironment, inParallel, percentile, rssMb, round, waitFor, workspaceApi } from './environment';
 
 /**

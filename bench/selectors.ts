@@ -2,11 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../db/ids';
 import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
 import { SecretBox } from '../db/secrets';
-import { DeploymentStore } from '../db/stores/deployments';
-import { EnvironmentStore } from '../db/stores/environments';
-import { ResourceStore } from '../db/stores/resources';
-import { SystemStore } from '../db/stores/systems';
-import { WorkspaceStore } from '../db/stores/workspaces';
+import { DeploymentStore } from '../application/deployments';
+import { EnvironmentStore } from '../application/environments';
+import { ResourceStore } from '../application/resources';
+import { SystemStore } from '../application/systems';
+import { WorkspaceStore } from '../application/workspaces';
 import { benchEnvironment, peakRssMb, round } from './environment';
 
 /**

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { ApiKeyStore } from '../db/stores/apiKeys';
-import { WorkspaceStore } from '../db/stores/workspaces';
+import { ApiKeyStore } from '../application/apiKeys';
+import { WorkspaceStore } from '../application/workspaces';
 import { credentialsFile, readCredentials, writeCredentials } from './state';
 
 export interface DefaultWorkspace {

@@ -1,4 +1,4 @@
-import type { Stores } from '../db/stores';
+import type { Stores } from '../application';
 
 /**
  * Test-only fault injection (FLIGHTDECK_FAULT_INJECTION): named moments where the API dies on

@@ -11,7 +11,6 @@ import {
 } from '../domain/secretReferences';
 import type { SecretBox } from './secrets';
 import { mapProviderSecrets } from './sensitiveValues';
-import type { SecretRow } from './stores/workspaceSecrets';
 
 /**
  * References to workspace secrets (README "Workspace secrets"): bound when a record that sends
@@ -19,6 +18,16 @@ import type { SecretRow } from './stores/workspaceSecrets';
  * that hold credentials (a reference anywhere else is plain text: it is never resolved into a
  * request's URL or body, where a receiver could echo it back).
  */
+
+/** A `workspace_secret` row (db/migrations/Migration0041WorkspaceSecrets.ts). */
+export interface SecretRow {
+  id: string;
+  name: string;
+  value: string;
+  destination: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
 
 /** The names references give, as a PostgreSQL array literal (names hold no character it quotes). */
 const nameArray = (references: readonly SecretReference[]) =>

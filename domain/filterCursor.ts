@@ -3,7 +3,7 @@ import { ValidationError } from './errors';
 import { isUuid } from './uuid';
 
 /**
- * The continuation of a CEL-filtered list (db/stores/common.ts `listFiltered`): opaque to clients,
+ * The continuation of a CEL-filtered list (application/common.ts `listFiltered`): opaque to clients,
  * base64url of JSON. It holds a place in the list's order rather than an offset, so records created
  * or deleted meanwhile neither repeat nor hide the ones after it, and it is bound to the list it was
  * answered for (workspace, table, conditions, order, filter): given with another, it answers 400.

@@ -10,7 +10,7 @@ import { fillTemplate, TemplateError } from './templates';
  * means a Temporal workflow only): a named template of typed inputs and job agent entries. A run
  * takes input values, fans out one job per matched resource (or one in all when the runbook selects
  * no resources) for each entry whose CEL selector matches, and fills the entry's configuration from
- * the inputs. Everything here is pure; db/stores/runbooks.ts loads and writes.
+ * the inputs. Everything here is pure; application/runbooks.ts loads and writes.
  */
 
 export type SelectorEntityType = 'resource' | 'environment' | 'deployment';

@@ -9,7 +9,17 @@ const require = createRequire(import.meta.url);
 const swc = require('@swc/core');
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist');
-const SOURCE_DIRS = ['api', 'db', 'engine', 'domain', 'workflows', 'activities', 'worker', 'cli'];
+const SOURCE_DIRS = [
+  'api',
+  'application',
+  'db',
+  'engine',
+  'domain',
+  'workflows',
+  'activities',
+  'worker',
+  'cli',
+];
 
 function* sources(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

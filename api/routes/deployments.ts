@@ -1,5 +1,5 @@
 import type { Deployment } from '../../db/entities';
-import type { Stores } from '../../db/stores';
+import type { Stores } from '../../application';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { DeploymentBody, DeploymentParams, DeploymentSchema, toDeployment } from '../schemas/deployment';

@@ -1,5 +1,5 @@
 import type { Environment } from '../../db/entities';
-import type { Stores } from '../../db/stores';
+import type { Stores } from '../../application';
 import { route } from '../route';
 import { WorkspaceParams } from '../schemas/common';
 import { EnvironmentBody, EnvironmentParams } from '../schemas/environment';

@@ -1,5 +1,5 @@
 import type { Job } from '../../db/entities';
-import type { Stores } from '../../db/stores';
+import type { Stores } from '../../application';
 import { route } from '../route';
 import { pageOf, pageResponse, WorkspaceParams } from '../schemas/common';
 import { JobWithReleaseSchema, toJobWithRelease } from '../schemas/jobWithRelease';

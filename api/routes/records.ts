@@ -1,6 +1,6 @@
 import type { ZodObject, ZodType } from 'zod';
-import type { Stores } from '../../db/stores';
-import type { Upserted } from '../../db/stores/common';
+import type { Stores } from '../../application';
+import type { Upserted } from '../../application/common';
 import type { FilterPageRequest, Page } from '../../domain/pagination';
 import { CelQuery, type HeldSelector, type RecordScope } from '../../domain/selectors';
 import { route, type ResponseSpec, type Route } from '../route';

@@ -1,8 +1,8 @@
 import { celExpression } from '../../domain/celSchema';
 import { NotFoundError } from '../../domain/errors';
 import { parseReleaseTargetKey } from '../../domain/releaseTargets';
-import type { Stores } from '../../db/stores';
-import type { TargetState } from '../../db/stores/targetStates';
+import type { Stores } from '../../application';
+import type { TargetState } from '../../application/targetStates';
 import { route } from '../route';
 import { ifPresent, pageOf, pageQuery, pageResponse, WorkspaceParams } from '../schemas/common';
 import { JobSchema, JobStatusInput, JobWithVerificationsSchema, toJob } from '../schemas/job';

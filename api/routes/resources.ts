@@ -1,5 +1,5 @@
 import type { Resource } from '../../db/entities';
-import type { Stores } from '../../db/stores';
+import type { Stores } from '../../application';
 import { ValidationError } from '../../domain/errors';
 import { CelQuery } from '../../domain/selectors';
 import { callerWorkspace, route } from '../route';

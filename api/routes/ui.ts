@@ -18,7 +18,7 @@ import { ApprovalBody, toApproval } from '../schemas/release';
 import { toAuditEvent } from '../schemas/auditEvent';
 
 /**
- * The cookie that keeps the board's session id (db/stores/boardSessions.ts), never the key: sent
+ * The cookie that keeps the board's session id (application/boardSessions.ts), never the key: sent
  * back only to /ui, never readable by scripts.
  */
 const COOKIE = 'flightdeck_session';

@@ -1,4 +1,4 @@
-import type { DeploymentPlan } from '../../db/stores/deploymentPlans';
+import type { DeploymentPlan } from '../../application/deploymentPlans';
 import { displayText } from '../../domain/displayText';
 import { JsonObjectSchema, MetadataSchema, Timestamp } from './common';
 import { z } from './zod';

@@ -1,5 +1,5 @@
 import type { Deployment, Environment, Job, Resource } from '../../db/entities';
-import type { JobWithRelease } from '../../db/stores/jobs';
+import type { JobWithRelease } from '../../application/jobs';
 import { redactConfig } from '../../db/sensitiveValues';
 import { ifPresent, iso, JsonObjectSchema, Timestamp } from './common';
 import { JobSchema, toJob } from './job';

@@ -1,5 +1,5 @@
 import type { Approval, DeploymentVersion, Job, Release } from '../../db/entities';
-import type { ShownRelease } from '../../db/stores/releases';
+import type { ShownRelease } from '../../application/releases';
 import { isSealedValue, redactTree } from '../../db/sensitiveValues';
 import { displayText } from '../../domain/displayText';
 import { RELEASE_PHASES } from '../../domain/releases';

@@ -1,5 +1,5 @@
 import type { Resource, ResourceVariable } from '../../db/entities';
-import type { ResourceVariableInput } from '../../db/stores/resources';
+import type { ResourceVariableInput } from '../../application/resources';
 import { showValue } from '../../db/sensitiveValues';
 import { displayText } from '../../domain/displayText';
 import { isRedactedMarker } from '../../domain/sensitive';

@@ -1,5 +1,5 @@
 import type { Job, Runbook } from '../../db/entities';
-import type { RunbookRunWithJobs } from '../../db/stores/runbooks';
+import type { RunbookRunWithJobs } from '../../application/runbooks';
 import { redactConfig } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { displayText } from '../../domain/displayText';

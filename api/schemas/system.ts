@@ -1,5 +1,5 @@
 import type { System } from '../../db/entities';
-import type { SystemWithLinks } from '../../db/stores/systems';
+import type { SystemWithLinks } from '../../application/systems';
 import { Description, ifPresent, iso, MetadataSchema, Name, Slug, Timestamp } from './common';
 import { DeploymentSchema, toDeployment } from './deployment';
 import { EnvironmentSchema, toEnvironment } from './environment';

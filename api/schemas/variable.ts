@@ -1,5 +1,5 @@
 import type { DeploymentVariable, DeploymentVariableValue } from '../../db/entities';
-import type { VariableWithValues } from '../../db/stores/variables';
+import type { VariableWithValues } from '../../application/variables';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { displayText } from '../../domain/displayText';

@@ -1,5 +1,5 @@
 import type { VariableSet, VariableSetVariable } from '../../db/entities';
-import type { VariableSetVariableInput, VariableSetWithVariables } from '../../db/stores/variableSets';
+import type { VariableSetVariableInput, VariableSetWithVariables } from '../../application/variableSets';
 import { showValue } from '../../db/sensitiveValues';
 import { celExpression } from '../../domain/celSchema';
 import { displayText } from '../../domain/displayText';

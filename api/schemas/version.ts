@@ -1,4 +1,4 @@
-import type { VersionWithDependencies } from '../../db/stores/versionDependencies';
+import type { VersionWithDependencies } from '../../application/versionDependencies';
 import { redactConfig } from '../../db/sensitiveValues';
 import { ROLLOUT_STATUSES, VERSION_STATUSES } from '../../domain/versionStatus';
 import { celExpression } from '../../domain/celSchema';

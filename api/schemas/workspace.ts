@@ -1,5 +1,5 @@
 import type { ApiKey, Workspace } from '../../db/entities';
-import type { ApiKeySummary } from '../../db/stores/apiKeys';
+import type { ApiKeySummary } from '../../application/apiKeys';
 import { displayText } from '../../domain/displayText';
 import { iso, isoOrNull, Timestamp, WorkspaceParams } from './common';
 import { z } from './zod';

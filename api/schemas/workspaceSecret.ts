@@ -1,4 +1,4 @@
-import type { WorkspaceSecret } from '../../db/stores/workspaceSecrets';
+import type { WorkspaceSecret } from '../../application/workspaceSecrets';
 import { SECRET_NAME_PATTERN } from '../../domain/secretReferences';
 import { iso, pageOf, pageQuery, WorkspaceParams } from './common';
 import { z } from './zod';

@@ -1,8 +1,8 @@
 import { isUuid } from '../../domain/uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { migrate, openDatabase, type Database } from '../../db/database';
-import { ApiKeyStore, type ApiKeySummary } from '../../db/stores/apiKeys';
-import { WorkspaceStore } from '../../db/stores/workspaces';
+import { ApiKeyStore, type ApiKeySummary } from '../../application/apiKeys';
+import { WorkspaceStore } from '../../application/workspaces';
 import type { Config } from '../config';
 import { resealLegacyValues } from '../../db/reseal';
 import { readRuntimeState, secretBoxFor } from '../state';

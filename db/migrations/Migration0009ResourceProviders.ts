@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Resource providers (Ctrlplane's scanners and `ctrlc sync`): named per workspace, each owning the
  * resources its last set named. A provider is deleted only once it owns no live resource
- * (db/stores/resourceProviders.ts); the resources it deleted earlier keep their history, so they
+ * (application/resourceProviders.ts); the resources it deleted earlier keep their history, so they
  * let go of it (SET NULL) rather than block the delete or vanish with it.
  */
 export class Migration0009ResourceProviders extends Migration {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The rollout board's sessions (db/stores/boardSessions.ts): the board's cookie holds a random
+ * The rollout board's sessions (application/boardSessions.ts): the board's cookie holds a random
  * session id, never an API key, and only its SHA-256 is stored. A session is bound to the key that
  * signed in and to that key's workspace; it ends at sign-out (`ended_at`), when the key is revoked
  * (the lookup reads the key's `revoked_at`) or twelve hours after sign-in (`expires_at`), and rows

@@ -3,7 +3,7 @@ import type { SqlFragment } from '../../db/sql';
 
 /**
  * CEL list filters as SQL predicates, so the common shapes run in PostgreSQL on its indexes instead
- * of being read record by record (db/stores/common.ts `listFiltered`). Translated: `==`, `!=`, `in`
+ * of being read record by record (application/common.ts `listFiltered`). Translated: `==`, `!=`, `in`
  * over a list of strings and `startsWith` of a string, each between a record's plain string field or
  * one of its metadata values (`resource.metadata["k"]`, `resource.metadata.k`) and string literals,
  * combined with `&&`, `||` and `!`. Anything else answers `undefined`, and the list judges the

@@ -101,7 +101,7 @@ export class CelThreads {
 /** How long threads without work stay up: their memory goes back once filters stop. */
 const IDLE_CLOSE_MS = 60_000;
 
-/** A thread's heap: a batch is at most a few hundred kilobytes of rows (db/stores/common.ts). */
+/** A thread's heap: a batch is at most a few hundred kilobytes of rows (application/common.ts). */
 const THREAD_HEAP_MB = 256;
 
 function startThread(): Worker {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { listen, type ApiServer } from '../../api/server';
-import { ApiKeyStore } from '../../db/stores/apiKeys';
+import { ApiKeyStore } from '../../application/apiKeys';
 import { recordsApi, type Job } from './orchestration';
 import type { TestStack } from './stack';
 

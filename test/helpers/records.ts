@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Response } from 'supertest';
-import { ApiKeyStore } from '../../db/stores/apiKeys';
-import { WorkspaceStore } from '../../db/stores/workspaces';
+import { ApiKeyStore } from '../../application/apiKeys';
+import { WorkspaceStore } from '../../application/workspaces';
 import type { TestStack } from './stack';
 
 /** Helpers for the HTTP tests of workspace records. */

@@ -11,6 +11,7 @@ const OWNER = path.join('engine', 'jobMoves');
 const SOURCE_DIRS = [
   'api',
   'activities',
+  'application',
   'bench',
   'cli',
   'db',

@@ -60,17 +60,17 @@ describe('layer rules', () => {
     );
   });
 
-  it('keep db/ below the engine: only its stores call it, and the engine never calls a store', () => {
+  it('keep db/ below the engine and the application: the application calls both, neither calls it', () => {
     const callsEngine =
       "import { finishRelease } from '../engine/executor/releaseCompletion';\nexport const finish = finishRelease;\n";
     expect(lintAs('db/outbox.ts', callsEngine)).toEqual(['no-restricted-imports']);
-    expect(lintAs('db/stores/versions.ts', callsEngine.replace("'../engine", "'../../engine"))).toEqual([]);
-    expect(
-      lintAs(
-        'engine/executor/releaseFanout.ts',
-        "import { VersionStore } from '../../db/stores/versions';\nexport const store = VersionStore;\n",
-      ),
-    ).toEqual(['no-restricted-imports']);
+    expect(lintAs('application/versions.ts', callsEngine)).toEqual([]);
+    const callsStore = (from: string) =>
+      `import { VersionStore } from '${from}/application/versions';\nexport const store = VersionStore;\n`;
+    expect(lintAs('engine/executor/releaseFanout.ts', callsStore('../..'))).toEqual([
+      'no-restricted-imports',
+    ]);
+    expect(lintAs('db/outbox.ts', callsStore('..'))).toEqual(['no-restricted-imports']);
   });
 
   it('let the engine and activities name what activities answer the workflows from domain/, and import nothing of workflows/', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKeyStore } from '../../../db/stores/apiKeys';
+import { ApiKeyStore } from '../../../application/apiKeys';
 import { eventually } from '../../helpers/eventually';
 import { dtstart, recordsApi } from '../../helpers/orchestration';
 import { settled } from '../../helpers/settled';

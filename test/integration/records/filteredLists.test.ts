@@ -1,7 +1,7 @@
 import { selectorMatches, selectorContext, type ResourceFields } from '../../../domain/selectors';
 import { celPredicate } from '../../../engine/selectors/celSql';
 import { CelQuery } from '../../../domain/selectors';
-import { FILTER_SCAN_LIMIT } from '../../../db/stores/common';
+import { FILTER_SCAN_LIMIT } from '../../../application/common';
 import { createOtherWorkspace, expectFieldError, type WorkspaceAccess } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

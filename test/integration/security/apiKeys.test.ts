@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKeyStore, hashApiKey } from '../../../db/stores/apiKeys';
+import { ApiKeyStore, hashApiKey } from '../../../application/apiKeys';
 import { exited, spawnFlightdeck } from '../../helpers/processes';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

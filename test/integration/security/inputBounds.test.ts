@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { FILTER_BATCH, FILTER_SCAN_LIMIT } from '../../../db/stores/common';
+import { FILTER_BATCH, FILTER_SCAN_LIMIT } from '../../../application/common';
 import { expectNothingWritten, expectProblem } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

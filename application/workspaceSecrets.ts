@@ -1,0 +1,105 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError, NotFoundError } from '../domain/errors';
+import type { Page, PageRequest } from '../domain/pagination';
+import { newId } from '../db/ids';
+import type { SecretRow } from '../db/secretReferences';
+import type { SecretBox } from '../db/secrets';
+
+/** Secrets a workspace may hold. */
+export const MAX_SECRETS_PER_WORKSPACE = 1000;
+
+/** A workspace secret as answered: never its value. */
+export interface WorkspaceSecret {
+  name: string;
+  /** Where the secret may be sent (domain/credentialBinding.ts), once a referencing record bound it. */
+  destination: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const shown = (row: SecretRow): WorkspaceSecret => ({
+  name: row.name,
+  destination: row.destination,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+});
+
+/**
+ * Workspace secrets (README "Workspace secrets"): values sealed to their row, written and replaced
+ * by name, never answered. Credential fields reference them as `secret://<name>`. A secret is bound
+ * to the destination of the first job agent or metric provider that references it; writing its
+ * value again keeps that binding (a rotation), and only deleting it releases it, so a key that can
+ * edit records but not read secrets cannot send one somewhere else.
+ */
+export class WorkspaceSecretStore {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Creates the secret or replaces its value; `created` says which. */
+  async put(
+    workspaceId: string,
+    name: string,
+    value: string,
+  ): Promise<WorkspaceSecret & { created: boolean }> {
+    return this.em.transactional(async (em) => {
+      const [existing] = await em.execute<{ id: string }[]>(
+        `SELECT id FROM workspace_secret WHERE workspace_id = ? AND name = ? FOR UPDATE`,
+        [workspaceId, name],
+      );
+      if (!existing) {
+        const [counted] = await em.execute<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM workspace_secret WHERE workspace_id = ?`,
+          [workspaceId],
+        );
+        const n = counted?.n ?? 0;
+        if (n >= MAX_SECRETS_PER_WORKSPACE)
+          throw new ConflictError(
+            `The workspace has ${n} secrets, the most it may have; delete one first`,
+            'too_many_secrets',
+          );
+      }
+      const id = existing?.id ?? newId();
+      const sealed = this.box.forRecord(workspaceId, 'workspace_secret', id).seal(value);
+      const [row] = await em.execute<SecretRow[]>(
+        existing
+          ? `UPDATE workspace_secret SET value = ?, updated_at = now() WHERE id = ? RETURNING *`
+          : `INSERT INTO workspace_secret (value, id, workspace_id, name) VALUES (?, ?, ?, ?) RETURNING *`,
+        existing ? [sealed, id] : [sealed, id, workspaceId, name],
+      );
+      return { ...shown(row!), created: !existing };
+    });
+  }
+
+  async list(workspaceId: string, page: PageRequest): Promise<Page<WorkspaceSecret>> {
+    const [counted] = await this.em.execute<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM workspace_secret WHERE workspace_id = ?`,
+      [workspaceId],
+    );
+    const rows = await this.em.execute<SecretRow[]>(
+      `SELECT * FROM workspace_secret WHERE workspace_id = ? ORDER BY name LIMIT ? OFFSET ?`,
+      [workspaceId, page.limit, page.offset],
+    );
+    return { items: rows.map(shown), total: counted?.n ?? 0, limit: page.limit, offset: page.offset };
+  }
+
+  async get(workspaceId: string, name: string): Promise<WorkspaceSecret> {
+    const [row] = await this.em.execute<SecretRow[]>(
+      `SELECT * FROM workspace_secret WHERE workspace_id = ? AND name = ?`,
+      [workspaceId, name],
+    );
+    if (!row) throw new NotFoundError('workspace secret', name);
+    return shown(row);
+  }
+
+  /** Deleted: references to it fail where they are used, until a secret of that name is written again. */
+  async delete(workspaceId: string, name: string): Promise<WorkspaceSecret> {
+    const [row] = await this.em.execute<SecretRow[]>(
+      `DELETE FROM workspace_secret WHERE workspace_id = ? AND name = ? RETURNING *`,
+      [workspaceId, name],
+    );
+    if (!row) throw new NotFoundError('workspace secret', name);
+    return shown(row);
+  }
+}
