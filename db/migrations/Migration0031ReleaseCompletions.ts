@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** A deployment's releases by when they ended: what DORA figures read (engine/views/dora.ts). */
+/** A deployment's releases by when they ended: what DORA figures read (application/dora.ts). */
 export class Migration0031ReleaseCompletions extends Migration {
   override up(): void {
     this.addSql(

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { doraFigures, type DoraCounts, type DoraFigures } from '../../domain/dora';
-import { NotFoundError } from '../../domain/errors';
+import { doraFigures, type DoraCounts, type DoraFigures } from '../domain/dora';
+import { NotFoundError } from '../domain/errors';
 
 export interface DoraReport {
   deploymentId: string;

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { summarizeCells, type CellCounts, type TargetGroup } from '../../domain/boardCells';
-import { groupBy } from '../../domain/grouping';
-import { NotFoundError } from '../../domain/errors';
-import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../../db/sql';
+import { summarizeCells, type CellCounts, type TargetGroup } from '../domain/boardCells';
+import { groupBy } from '../domain/grouping';
+import { NotFoundError } from '../domain/errors';
+import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../db/sql';
 
 /** One deployment × environment cell of the rollout board. */
 export interface BoardCell {
