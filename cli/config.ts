@@ -244,6 +244,40 @@ function otlpTracesUrl(e: EnvConfig): string | undefined {
 const onlyOneTlsFile = (e: { FLIGHTDECK_TLS_CERT?: string; FLIGHTDECK_TLS_KEY?: string }) =>
   Boolean(e.FLIGHTDECK_TLS_CERT) !== Boolean(e.FLIGHTDECK_TLS_KEY);
 
+/** The API's section of the configuration, from the parsed environment. */
+function apiConfig(e: z.infer<typeof envSchema>): Config['api'] {
+  const metricsPort = e.FLIGHTDECK_METRICS_PORT;
+  return {
+    host: e.FLIGHTDECK_HOST,
+    port: e.FLIGHTDECK_PORT,
+    publicUrl: e.FLIGHTDECK_PUBLIC_URL,
+    bodyLimit: e.FLIGHTDECK_BODY_LIMIT,
+    adminToken: e.FLIGHTDECK_ADMIN_TOKEN,
+    metrics: {
+      token: e.FLIGHTDECK_METRICS_TOKEN,
+      listener:
+        metricsPort === 'off'
+          ? undefined
+          : { host: e.FLIGHTDECK_METRICS_HOST, port: metricsPort ?? DEFAULT_METRICS_PORT },
+      tenantLabels: e.FLIGHTDECK_METRICS_TENANT_LABELS,
+      workerUrl: e.FLIGHTDECK_WORKER_METRICS_URL,
+    },
+    tls:
+      e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
+        ? { certFile: e.FLIGHTDECK_TLS_CERT, keyFile: e.FLIGHTDECK_TLS_KEY }
+        : undefined,
+    transport: {
+      trustedProxies: e.FLIGHTDECK_TRUSTED_PROXIES,
+      allowInsecurePull: e.FLIGHTDECK_INSECURE_PULL,
+    },
+    faults: e.FLIGHTDECK_FAULT_INJECTION,
+    policySkips: {
+      defaultSeconds: e.FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS,
+      maxSeconds: e.FLIGHTDECK_POLICY_SKIP_MAX_SECONDS,
+    },
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema
     .refine((e) => !onlyOneTlsFile(e), {
@@ -266,35 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const metricsPort = e.FLIGHTDECK_METRICS_PORT;
   return {
-    api: {
-      host: e.FLIGHTDECK_HOST,
-      port: e.FLIGHTDECK_PORT,
-      publicUrl: e.FLIGHTDECK_PUBLIC_URL,
-      bodyLimit: e.FLIGHTDECK_BODY_LIMIT,
-      adminToken: e.FLIGHTDECK_ADMIN_TOKEN,
-      metrics: {
-        token: e.FLIGHTDECK_METRICS_TOKEN,
-        listener:
-          metricsPort === 'off'
-            ? undefined
-            : { host: e.FLIGHTDECK_METRICS_HOST, port: metricsPort ?? DEFAULT_METRICS_PORT },
-        tenantLabels: e.FLIGHTDECK_METRICS_TENANT_LABELS,
-        workerUrl: e.FLIGHTDECK_WORKER_METRICS_URL,
-      },
-      tls:
-        e.FLIGHTDECK_TLS_CERT && e.FLIGHTDECK_TLS_KEY
-          ? { certFile: e.FLIGHTDECK_TLS_CERT, keyFile: e.FLIGHTDECK_TLS_KEY }
-          : undefined,
-      transport: {
-        trustedProxies: e.FLIGHTDECK_TRUSTED_PROXIES,
-        allowInsecurePull: e.FLIGHTDECK_INSECURE_PULL,
-      },
-      faults: e.FLIGHTDECK_FAULT_INJECTION,
-      policySkips: {
-        defaultSeconds: e.FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS,
-        maxSeconds: e.FLIGHTDECK_POLICY_SKIP_MAX_SECONDS,
-      },
-    },
+    api: apiConfig(e),
     logLevel: e.LOG_LEVEL,
     secretKey: e.FLIGHTDECK_SECRET_KEY,
     dataDir: path.resolve(e.FLIGHTDECK_DATA_DIR),

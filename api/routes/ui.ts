@@ -227,6 +227,13 @@ export function uiRouter(links: BoardLinks, trustedProxies: readonly string[]): 
     ctx.status = 204;
   });
 
+  boardReads(router, links);
+  boardActions(router);
+  return router;
+}
+
+/** The board's reads, as JSON through the session: the workspace's board and a deployment's page. */
+function boardReads(router: Router<AppState>, links: BoardLinks): void {
   router.get('/board.json', async (ctx) => {
     const workspaceId = await signedIn(ctx);
     const board = await ctx.state.stores.rolloutBoard.board(workspaceId, boardFilter(ctx.query));
@@ -259,9 +266,13 @@ export function uiRouter(links: BoardLinks, trustedProxies: readonly string[]): 
       links: boardLinks(links),
     };
   });
+}
 
-  // The board's actions: the API's own operations, as the signed-in key, validated as the API validates them.
-  // Each is audited as the API operation it stands for.
+/**
+ * The board's actions: the API's own operations, as the signed-in key, validated as the API
+ * validates them, each audited as the API operation it stands for; and the records it opens.
+ */
+function boardActions(router: Router<AppState>): void {
   router.post('/actions/approve', async (ctx) => {
     const { workspaceId, principal } = await signedInAs(ctx);
     const { releaseId, reason } = actionBody(BoardApproval, ctx);
@@ -315,5 +326,4 @@ export function uiRouter(links: BoardLinks, trustedProxies: readonly string[]): 
       await ctx.state.stores.jobAgents.get(workspaceId, idParam(ctx, 'jobAgentId', 'job agent')),
     );
   });
-  return router;
 }

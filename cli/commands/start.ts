@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { DefaultWorkspace } from '../bootstrap';
 import type { Config } from '../config';
-import { startGuardian } from '../embedded/guardian';
+import { startGuardian, type Guardian } from '../embedded/guardian';
 import { startEmbeddedPostgres } from '../embedded/postgres';
 import { BACKGROUND_NICENESS, freePort } from '../embedded/processes';
 import { spawnRole, type RoleProcess } from '../embedded/roles';
@@ -36,7 +36,7 @@ export async function startCommand(config: Config): Promise<void> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const releaseLock = acquireStartLock(config.dataDir);
   const guardian = startGuardian();
-  const stack: { name: string; stop: () => Promise<void> }[] = [];
+  const stack: StackPart[] = [];
   const stopAll = async () => {
     for (const part of stack.reverse()) {
       await part.stop().catch((error) => logger.error({ err: error }, `stopping ${part.name} failed`));
@@ -57,15 +57,9 @@ export async function startCommand(config: Config): Promise<void> {
 
   try {
     const started = Date.now();
-    const [postgres, temporal] = await startDependencies(config, say);
-    if (postgres.status === 'fulfilled' && postgres.value) {
-      stack.push({ name: 'PostgreSQL', stop: postgres.value.stop });
-      guardian.watch({ pid: postgres.value.pid, signal: 'INT', graceMs: POSTGRES_GRACE_MS });
-    }
-    if (temporal.status === 'fulfilled' && temporal.value) {
-      stack.push({ name: 'Temporal', stop: temporal.value.stop });
-      guardian.watch({ pid: temporal.value.pid, graceMs: TEMPORAL_GRACE_MS });
-    }
+    const dependencies = await startDependencies(config, say);
+    keepDependencies(stack, guardian, dependencies);
+    const [postgres, temporal] = dependencies;
     const temporalPid = temporal.status === 'fulfilled' ? temporal.value?.pid : undefined;
     if (postgres.status === 'rejected') throw postgres.reason;
     if (temporal.status === 'rejected') throw temporal.reason;
@@ -75,13 +69,7 @@ export async function startCommand(config: Config): Promise<void> {
       say(`Plan validation (OPA) is unavailable: ${(error as Error).message}`),
     );
 
-    const where = {
-      databaseUrl: config.database.url ?? postgres.value!.url,
-      temporalAddress: config.temporal.address ?? temporal.value!.address,
-      temporalUiUrl: config.temporal.uiUrl ?? temporal.value?.uiUrl,
-      secretKey: secretKeyFor(config, { generate: true }),
-      workerMetricsUrl: `http://127.0.0.1:${await freePort()}`,
-    };
+    const where = await stackAddresses(config, postgres.value, temporal.value);
     const workspace = await prepareDatabase(where.databaseUrl, config);
 
     const worker = spawnWorker(config, where);
@@ -118,6 +106,25 @@ export async function startCommand(config: Config): Promise<void> {
   }
 }
 
+/** What `startCommand` stops, last started first. */
+type StackPart = { name: string; stop: () => Promise<void> };
+
+/** PostgreSQL and Temporal as started here (none when given by address): stopped last, and watched by the guardian. */
+function keepDependencies(
+  stack: StackPart[],
+  guardian: Guardian,
+  [postgres, temporal]: Awaited<ReturnType<typeof startDependencies>>,
+): void {
+  if (postgres.status === 'fulfilled' && postgres.value) {
+    stack.push({ name: 'PostgreSQL', stop: postgres.value.stop });
+    guardian.watch({ pid: postgres.value.pid, signal: 'INT', graceMs: POSTGRES_GRACE_MS });
+  }
+  if (temporal.status === 'fulfilled' && temporal.value) {
+    stack.push({ name: 'Temporal', stop: temporal.value.stop });
+    guardian.watch({ pid: temporal.value.pid, graceMs: TEMPORAL_GRACE_MS });
+  }
+}
+
 /**
  * Until Ctrl-C or SIGTERM, or until the worker dies: then everything stops and the command exits
  * with 1 (nothing is restarted behind the operator's back). Says why it stops.
@@ -144,6 +151,21 @@ interface StackAddresses {
 }
 
 /** `flightdeck worker` at the background's priority, with its own heap and malloc settings. */
+/** Where the processes find each other: what the configuration names, else what was started here. */
+async function stackAddresses(
+  config: Config,
+  postgres: { url: string } | undefined,
+  temporal: { address: string; uiUrl?: string } | undefined,
+): Promise<StackAddresses> {
+  return {
+    databaseUrl: config.database.url ?? postgres!.url,
+    temporalAddress: config.temporal.address ?? temporal!.address,
+    temporalUiUrl: config.temporal.uiUrl ?? temporal?.uiUrl,
+    secretKey: secretKeyFor(config, { generate: true }),
+    workerMetricsUrl: `http://127.0.0.1:${await freePort()}`,
+  };
+}
+
 function spawnWorker(config: Config, where: StackAddresses): RoleProcess<'worker'> {
   return spawnRole('worker', {
     env: {

@@ -213,77 +213,14 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
   const expired: ExpiredClaim[] = [];
   for (;;) {
     const rows = await em.transactional(async (tx) => {
-      const swept = await tx.execute<
-        {
-          job_id: string;
-          claim_id: string;
-          lag_seconds: number;
-          expired_leases: number | null;
-          max_deliveries: number | null;
-          cancel_overdue: boolean;
-        }[]
-      >(
-        `WITH lapsed AS (
-           SELECT j.id FROM job_claim c JOIN job j ON j.id = c.job_id
-            WHERE c.claim_expires_at <= clock_timestamp()
-            ORDER BY j.id
-            LIMIT ?
-              FOR UPDATE OF j SKIP LOCKED
-         ), gone AS (
-           DELETE FROM job_claim c USING lapsed
-            WHERE c.job_id = lapsed.id AND c.claim_expires_at <= clock_timestamp()
-           RETURNING c.job_id, c.claim_id, c.claim_expires_at
-         ), requeued AS (
-           UPDATE job j SET status = 'queued', started_at = NULL, updated_at = now(),
-                  expired_leases = j.expired_leases + 1,
-                  message = ${REQUEUED_MESSAGE_SQL}
-             FROM job_agent a
-            WHERE j.id IN (SELECT job_id FROM gone) AND j.status = 'in_progress' AND a.id = j.job_agent_id
-              AND j.cancel_requested_at IS NULL
-           RETURNING j.id, j.expired_leases, coalesce((a.config->>'maxDeliveries')::int, ${DEFAULT_MAX_DELIVERIES}) AS max_deliveries
-         ), actor AS (
-           SELECT ?::text AS type, ?::text AS id, ?::text AS name, ?::text AS request_id
-         ), audited AS (
-           INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
-           SELECT j.workspace_id, actor.type, actor.id, actor.name, actor.request_id, e.action, 'job', j.id::text,
-                  e.changes, jsonb_strip_nulls(jsonb_build_object('jobId', j.id, 'releaseId', j.release_id,
-                    'workflowRunId', j.workflow_run_id, 'claimId', g.claim_id, 'from', e.from_status,
-                    'to', e.to_status, 'message', e.message)),
-                  j.deployment_id
-             FROM gone g JOIN job j ON j.id = g.job_id LEFT JOIN requeued r ON r.id = g.job_id CROSS JOIN actor
-            CROSS JOIN LATERAL (VALUES
-                    ('lease.expired', '[]'::jsonb, NULL, NULL, NULL),
-                    ('job.status_changed', '["message", "status"]'::jsonb, 'in_progress', 'queued', ${REQUEUED_MESSAGE_SQL})
-                  ) AS e(action, changes, from_status, to_status, message)
-            WHERE e.action = 'lease.expired' OR r.id IS NOT NULL
-         )
-         SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
-                r.expired_leases, r.max_deliveries,
-                EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.completed_at IS NULL
-                          AND j.cancel_requested_at IS NOT NULL) AS cancel_overdue
-           FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`,
-        [SWEEP_LIMIT, actor.type, actor.id, actor.name, requestId],
-      );
-      // A poison job: its leases expired as often as its agent allows. It ends here, through the
-      // one path of status moves, before any agent can claim it again (its row is still locked).
-      for (const row of swept) {
-        // A cancel asked of its agent whose deadline passed: it ends as asked, whatever the agent does.
-        if (row.cancel_overdue) {
-          await changeJobStatus(tx, {}, row.job_id, {
-            status: 'cancelled',
-            message: 'cancelled: the agent did not stop the job within the grace period',
-            from: ACTIVE_JOB_STATUSES,
-          });
-          continue;
-        }
-        if (row.expired_leases === null || row.expired_leases < row.max_deliveries!) continue;
-        await changeJobStatus(tx, {}, row.job_id, {
-          status: 'failure',
-          message: `delivery limit reached after ${row.expired_leases} leases`,
-          from: ['queued'],
-        });
-        deliveryLimits.inc();
-      }
+      const swept = await tx.execute<SweptClaim[]>(SWEEP_LAPSED_CLAIMS, [
+        SWEEP_LIMIT,
+        actor.type,
+        actor.id,
+        actor.name,
+        requestId,
+      ]);
+      await endOverdueAndPoisonJobs(tx, swept);
       return swept;
     });
     for (const row of rows) {
@@ -292,5 +229,83 @@ export async function expireLapsedClaims(em: EntityManager): Promise<ExpiredClai
     }
     if (rows.length > 0) leaseExpiries.inc(rows.length);
     if (rows.length < SWEEP_LIMIT) return expired;
+  }
+}
+
+/** A claim the sweep deleted, with what became of its job. */
+interface SweptClaim {
+  job_id: string;
+  claim_id: string;
+  lag_seconds: number;
+  expired_leases: number | null;
+  max_deliveries: number | null;
+  cancel_overdue: boolean;
+}
+
+/**
+ * One sweep of up to `SWEEP_LIMIT` lapsed claims (`expireLapsedClaims`): the claims deleted, their
+ * jobs queued again with the expiry counted, and both audited, in one statement.
+ */
+const SWEEP_LAPSED_CLAIMS = `WITH lapsed AS (
+     SELECT j.id FROM job_claim c JOIN job j ON j.id = c.job_id
+      WHERE c.claim_expires_at <= clock_timestamp()
+      ORDER BY j.id
+      LIMIT ?
+        FOR UPDATE OF j SKIP LOCKED
+   ), gone AS (
+     DELETE FROM job_claim c USING lapsed
+      WHERE c.job_id = lapsed.id AND c.claim_expires_at <= clock_timestamp()
+     RETURNING c.job_id, c.claim_id, c.claim_expires_at
+   ), requeued AS (
+     UPDATE job j SET status = 'queued', started_at = NULL, updated_at = now(),
+            expired_leases = j.expired_leases + 1,
+            message = ${REQUEUED_MESSAGE_SQL}
+       FROM job_agent a
+      WHERE j.id IN (SELECT job_id FROM gone) AND j.status = 'in_progress' AND a.id = j.job_agent_id
+        AND j.cancel_requested_at IS NULL
+     RETURNING j.id, j.expired_leases, coalesce((a.config->>'maxDeliveries')::int, ${DEFAULT_MAX_DELIVERIES}) AS max_deliveries
+   ), actor AS (
+     SELECT ?::text AS type, ?::text AS id, ?::text AS name, ?::text AS request_id
+   ), audited AS (
+     INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
+     SELECT j.workspace_id, actor.type, actor.id, actor.name, actor.request_id, e.action, 'job', j.id::text,
+            e.changes, jsonb_strip_nulls(jsonb_build_object('jobId', j.id, 'releaseId', j.release_id,
+              'workflowRunId', j.workflow_run_id, 'claimId', g.claim_id, 'from', e.from_status,
+              'to', e.to_status, 'message', e.message)),
+            j.deployment_id
+       FROM gone g JOIN job j ON j.id = g.job_id LEFT JOIN requeued r ON r.id = g.job_id CROSS JOIN actor
+      CROSS JOIN LATERAL (VALUES
+              ('lease.expired', '[]'::jsonb, NULL, NULL, NULL),
+              ('job.status_changed', '["message", "status"]'::jsonb, 'in_progress', 'queued', ${REQUEUED_MESSAGE_SQL})
+            ) AS e(action, changes, from_status, to_status, message)
+      WHERE e.action = 'lease.expired' OR r.id IS NOT NULL
+   )
+   SELECT g.job_id, g.claim_id, extract(epoch FROM clock_timestamp() - g.claim_expires_at)::float8 AS lag_seconds,
+          r.expired_leases, r.max_deliveries,
+          EXISTS (SELECT 1 FROM job j WHERE j.id = g.job_id AND j.completed_at IS NULL
+                    AND j.cancel_requested_at IS NOT NULL) AS cancel_overdue
+     FROM gone g LEFT JOIN requeued r ON r.id = g.job_id`;
+
+/** The swept jobs that end here, in the sweep's transaction (their rows are still locked). */
+async function endOverdueAndPoisonJobs(tx: EntityManager, swept: readonly SweptClaim[]): Promise<void> {
+  // A poison job: its leases expired as often as its agent allows. It ends here, through the
+  // one path of status moves, before any agent can claim it again (its row is still locked).
+  for (const row of swept) {
+    // A cancel asked of its agent whose deadline passed: it ends as asked, whatever the agent does.
+    if (row.cancel_overdue) {
+      await changeJobStatus(tx, {}, row.job_id, {
+        status: 'cancelled',
+        message: 'cancelled: the agent did not stop the job within the grace period',
+        from: ACTIVE_JOB_STATUSES,
+      });
+      continue;
+    }
+    if (row.expired_leases === null || row.expired_leases < row.max_deliveries!) continue;
+    await changeJobStatus(tx, {}, row.job_id, {
+      status: 'failure',
+      message: `delivery limit reached after ${row.expired_leases} leases`,
+      from: ['queued'],
+    });
+    deliveryLimits.inc();
   }
 }
