@@ -4,20 +4,12 @@ import { groupBy } from '../domain/grouping';
 import { NotFoundError } from '../domain/errors';
 import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../db/sql';
 
-/** One deployment × environment cell of the rollout board. */
-export interface BoardCell {
-  deploymentId: string;
-  environmentId: string;
-  targets: number;
-  /**
-   * Versions running on the cell's targets, with how many run each: a target runs the version of its
-   * current release (its job succeeded; docs/behaviour.md "Release").
-   */
-  current: { tag: string; targets: number }[];
-  /** The versions the targets' newest releases deploy (where each target is headed), with how many. */
-  desired: { tag: string; targets: number }[];
-  /** Targets by the phase of their newest release (`none` without one). */
-  states: Record<string, number>;
+/**
+ * One deployment × environment cell of the rollout board: its counts (domain/boardCells.ts; a target
+ * runs the version of its current release, docs/behaviour.md "Release", and is headed for its newest
+ * release's), why its releases wait and its jobs that have not ended.
+ */
+export interface BoardCell extends CellCounts {
   /** Why pending releases wait: each reason with how many releases give it. */
   waiting: { reason: string; releases: number }[];
   /** Jobs that have not ended. */

@@ -25,7 +25,7 @@ const shown = (row: SecretRow): WorkspaceSecret => ({
 });
 
 /**
- * Workspace secrets (README "Workspace secrets"): values sealed to their row, written and replaced
+ * Workspace secrets (README "Workspace secrets"): values sealed to their names, written and replaced
  * by name, never answered. Credential fields reference them as `secret://<name>`. A secret is bound
  * to the destination of the first job agent or metric provider that references it; writing its
  * value again keeps that binding (a rotation), and only deleting it releases it, so a key that can
@@ -43,33 +43,26 @@ export class WorkspaceSecretStore {
     name: string,
     value: string,
   ): Promise<WorkspaceSecret & { created: boolean }> {
-    return this.em.transactional(async (em) => {
-      const [existing] = await em.execute<{ id: string }[]>(
-        `SELECT id FROM workspace_secret WHERE workspace_id = ? AND name = ? FOR UPDATE`,
-        [workspaceId, name],
+    const [counted] = await this.em.execute<{ n: number; named: boolean }[]>(
+      `SELECT count(*)::int AS n, bool_or(name = ?) AS named FROM workspace_secret WHERE workspace_id = ?`,
+      [name, workspaceId],
+    );
+    const n = counted?.n ?? 0;
+    if (!counted?.named && n >= MAX_SECRETS_PER_WORKSPACE)
+      throw new ConflictError(
+        `The workspace has ${n} secrets, the most it may have; delete one first`,
+        'too_many_secrets',
       );
-      if (!existing) {
-        const [counted] = await em.execute<{ n: number }[]>(
-          `SELECT count(*)::int AS n FROM workspace_secret WHERE workspace_id = ?`,
-          [workspaceId],
-        );
-        const n = counted?.n ?? 0;
-        if (n >= MAX_SECRETS_PER_WORKSPACE)
-          throw new ConflictError(
-            `The workspace has ${n} secrets, the most it may have; delete one first`,
-            'too_many_secrets',
-          );
-      }
-      const id = existing?.id ?? newId();
-      const sealed = this.box.forRecord(workspaceId, 'workspace_secret', id).seal(value);
-      const [row] = await em.execute<SecretRow[]>(
-        existing
-          ? `UPDATE workspace_secret SET value = ?, updated_at = now() WHERE id = ? RETURNING *`
-          : `INSERT INTO workspace_secret (value, id, workspace_id, name) VALUES (?, ?, ?, ?) RETURNING *`,
-        existing ? [sealed, id] : [sealed, id, workspaceId, name],
-      );
-      return { ...shown(row!), created: !existing };
-    });
+    // Sealed to its name, its identity within the workspace: one statement creates or replaces it,
+    // so two writers of a new name race to a replacement, never to a unique violation.
+    const sealed = this.box.forRecord(workspaceId, 'workspace_secret', name).seal(value);
+    const [row] = await this.em.execute<(SecretRow & { created: boolean })[]>(
+      `INSERT INTO workspace_secret (id, workspace_id, name, value) VALUES (?, ?, ?, ?)
+       ON CONFLICT (workspace_id, name) DO UPDATE SET value = excluded.value, updated_at = now()
+       RETURNING *, (xmax = 0) AS created`,
+      [newId(), workspaceId, name, sealed],
+    );
+    return { ...shown(row!), created: row!.created };
   }
 
   async list(workspaceId: string, page: PageRequest): Promise<Page<WorkspaceSecret>> {

@@ -4,7 +4,6 @@ import { ConflictError, ValidationError } from '../domain/errors';
 import type { JobAgentType } from '../domain/jobAgentTypes';
 import { SENSITIVE_CONFIG_KEYS } from '../domain/sensitive';
 import {
-  looksLikeSecretReference,
   replaceSecretReferences,
   secretReferencesIn,
   type SecretReference,
@@ -29,7 +28,7 @@ export interface SecretRow {
   updated_at: Date;
 }
 
-/** The names references give, as a PostgreSQL array literal (names hold no character it quotes). */
+/** The names references give, once each, as a PostgreSQL array literal (names hold no character it quotes). */
 const nameArray = (references: readonly SecretReference[]) =>
   `{${[...new Set(references.map((reference) => reference.name))].join(',')}}`;
 
@@ -73,9 +72,7 @@ export async function bindSecretReferences(
 /** The references among a job agent configuration's credentials (its sensitive top-level keys). */
 export function agentConfigReferences(config: Record<string, unknown>, path: string): SecretReference[] {
   return Object.entries(config).flatMap(([key, value]) =>
-    SENSITIVE_CONFIG_KEYS.has(key) && looksLikeSecretReference(value)
-      ? secretReferencesIn(value, `${path}.${key}`)
-      : [],
+    SENSITIVE_CONFIG_KEYS.has(key) ? secretReferencesIn(value, `${path}.${key}`) : [],
   );
 }
 
@@ -96,14 +93,13 @@ export async function resolveSecretReferences<T>(
   references: readonly SecretReference[],
 ): Promise<T> {
   if (references.length === 0) return tree;
-  const names = [...new Set(references.map((reference) => reference.name))];
   const rows = await em.execute<SecretRow[]>(
     `SELECT * FROM workspace_secret WHERE workspace_id = ? AND name = ANY(?::text[])`,
     [workspaceId, nameArray(references)],
   );
   const byName = new Map(rows.map((row) => [row.name, row]));
   const values = new Map<string, string>();
-  for (const name of names) {
+  for (const { name } of references) {
     const row = byName.get(name);
     if (!row) throw new SecretReferenceError(`The workspace has no secret named ${name}`);
     if (row.destination !== destination)
@@ -112,7 +108,7 @@ export async function resolveSecretReferences<T>(
           ? `Workspace secret ${name} is bound to no destination yet: reference it from a job agent or metric provider first`
           : `Workspace secret ${name} is bound to another destination than this request's`,
       );
-    values.set(name, box.forRecord(workspaceId, 'workspace_secret', row.id).open(row.value));
+    values.set(name, box.forRecord(workspaceId, 'workspace_secret', row.name).open(row.value));
   }
   return replaceSecretReferences(tree, values);
 }

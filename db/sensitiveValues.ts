@@ -212,7 +212,7 @@ export function probeSecretReferences(
   const found: { destination: string; references: SecretReference[] }[] = [];
   eachProbeSecrets(rules, (secrets, at) => {
     const references = Object.entries(secrets).flatMap(([name, value]) =>
-      secretReferencesIn(looksLikeSecretReference(value) ? value : null, probePath(at, name)),
+      secretReferencesIn(value, probePath(at, name)),
     );
     if (references.length > 0)
       found.push({ destination: metricProviderDestination(at.provider), references });
