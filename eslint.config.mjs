@@ -32,12 +32,51 @@ function layers(...names) {
 }
 
 /**
+ * Deep imports into the engine's rooms from outside it: every room answers through its index
+ * (ARCHITECTURE.md, "The engine's rooms").
+ */
+const ENGINE_FILES = [1, 2, 3, 4].map((depth) => `${'../'.repeat(depth)}engine/*/*`);
+const ENGINE_FRONT_DOOR = {
+  group: ENGINE_FILES,
+  message: 'Import an engine room through its index (engine/<room>), not its files.',
+};
+
+/**
+ * The engine's rooms, lowest first: a room imports only rooms before it, so decisions flow one
+ * way (ARCHITECTURE.md, "The engine's rooms").
+ */
+const ENGINE_ROOMS = [
+  'metrics',
+  'selectors',
+  'targets',
+  'eligibility',
+  'planner',
+  'explain',
+  'executor',
+  'jobMoves',
+];
+
+function engineRoomOrder(forbidden, message) {
+  return ENGINE_ROOMS.map((room, rank) => {
+    const later = ENGINE_ROOMS.slice(rank + 1).flatMap((name) => [`../${name}`, `../${name}/*`]);
+    const patterns = [{ group: forbidden, message }];
+    if (later.length > 0)
+      patterns.push({
+        group: later,
+        message: `engine/${room} may import only the rooms before it (${ENGINE_ROOMS.slice(0, rank).join(', ') || 'none'}).`,
+      });
+    return { files: [`engine/${room}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  });
+}
+
+/**
  * A directory's import rule: `forbidden` never, `typesOnly` for types alone (erased at build, so
  * they carry no dependency at run time); `extra` rules beside it.
  */
 function layer(files, message, forbidden, typesOnly = [], extra = {}, ignores = []) {
   const patterns = [{ group: forbidden, message }];
   if (typesOnly.length > 0) patterns.push({ group: typesOnly, message, allowTypeImports: true });
+  if (!files.startsWith('engine/')) patterns.push(ENGINE_FRONT_DOOR);
   return { files: [files], ignores, rules: { 'no-restricted-imports': ['error', { patterns }], ...extra } };
 }
 
@@ -98,15 +137,18 @@ export default tseslint.config(
     'application/ holds what the API calls (stores over db/, the engine and domain/): no HTTP, activities, worker, workflows or CLI.',
     layers('api', 'activities', 'worker', 'workflows', 'cli'),
   ),
-  layer(
-    'engine/**/*.ts',
-    'engine/ decides and writes through db/: no application, HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
+  ...engineRoomOrder(
     layers('application', 'api', 'activities', 'worker', 'workflows', 'cli'),
+    'engine/ decides and writes through db/: no application, HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
   ),
   layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
     ...layers('activities', 'worker', 'workflows', 'cli'),
   ]),
   layer('worker/**/*.ts', 'worker/ bootstraps Temporal workers: no HTTP or CLI.', [...layers('api', 'cli')]),
+  {
+    files: ['cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [ENGINE_FRONT_DOOR] }] },
+  },
   {
     files: ['test/**/*.ts', 'scripts/**', 'bench/**'],
     rules: { 'no-console': 'off' },

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
-import { recordApprovalScope } from '../engine/executor/approvalScopes';
+import { recordApprovalScope } from '../engine/executor';
 import type { ApprovalScopeRecorded } from '../domain/activityResults';
 
 /** The approval scope workflow's one step. */

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { applyHold } from '../engine/executor/holdEffects';
+import { applyHold } from '../engine/executor';
 import type { HoldApplied } from '../domain/activityResults';
 
 /** The hold workflow's one step: the hold applied as it stands now, in one transaction. */

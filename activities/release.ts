@@ -5,19 +5,20 @@ import {
   recordEvaluation,
   releaseProgress,
   settleVerification,
-} from '../engine/executor/releaseSteps';
+  startReleaseJobs,
+  finishRelease as finish,
+  type FinalPhase,
+  withPlanValidation,
+} from '../engine/executor';
 import { JobSchema, JobVerificationSchema, type Job } from '../db/entities';
-import { startReleaseJobs } from '../engine/planner/jobCreation';
 import { changeJobStatus } from '../engine/jobMoves';
-import { finishRelease as finish, type FinalPhase } from '../engine/executor/releaseCompletion';
-import { loadRelease } from '../engine/eligibility/releaseFacts';
+import { loadRelease } from '../engine/eligibility';
 import type { SecretBox } from '../db/secrets';
 import { SecretReferenceError, withAgentSecrets, withProviderSecrets } from '../db/secretReferences';
 import { jobSecrets, openProvider } from '../db/sensitiveValues';
 import type { GateEvaluation } from '../domain/gates';
 import type { RegoEngine } from '../domain/planValidation';
-import { withPlanValidation } from '../engine/planner/releasePlan';
-import { withShipDigest } from '../engine/planner/shipDigests';
+import { withShipDigest } from '../engine/planner';
 import { isPushAgent } from '../domain/jobAgentTypes';
 import { isTerminalJobStatus, type JobStatus } from '../domain/jobStatus';
 import type { PolicyRule } from '../domain/policies';

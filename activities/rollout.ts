@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor/releaseFanout';
+import { rollOutPendingTargets, rollOutVersionBatch } from '../engine/executor';
 import type { SecretBox } from '../db/secrets';
 import { refreshStaleStatistics } from '../db/plannerStatistics';
 import type { PendingTargetsResult, VersionBatchesResult } from '../domain/activityResults';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
-import { finishRunbookRun, runbookRunJobs } from '../engine/executor/runbookRunSteps';
+import { finishRunbookRun, runbookRunJobs } from '../engine/executor';
 import type { RunbookRunStatus } from '../domain/runbookRunProgress';
 import type { RunbookRunJobs } from '../domain/activityResults';
 

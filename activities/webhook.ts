@@ -5,7 +5,7 @@ import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import { WEBHOOK_REQUEST_TIMEOUT_MS, webhookRetryDelayAfterNoAnswerMs } from '../domain/webhookAttempts';
 import { SIGNATURE_HEADER, webhookSignature } from '../domain/webhookSignature';
-import { abandonDelivery, deliveryToSend, recordDeliveryAttempt } from '../engine/executor/webhookDeliveries';
+import { abandonDelivery, deliveryToSend, recordDeliveryAttempt } from '../engine/executor';
 import { EgressRefusedError, type Egress } from './egress';
 
 const ANSWER_LIMIT = 64 * 1024;

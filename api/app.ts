@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
-import { recordSelectorOverruns } from '../engine/selectors/selectorOverruns';
+import { recordSelectorOverruns } from '../engine/selectors';
 import { createStores, type Stores } from '../application';
 import { SYSTEM_ACTOR } from '../domain/audit';
 import { authenticate } from './middleware/auth';

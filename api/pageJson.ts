@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { SLICE_MS } from '../engine/selectors/pace';
+import { SLICE_MS } from '../engine/selectors';
 
 /** A list's answer: its page of records and what describes the page. */
 export type PageBody = { items: unknown[] } & Record<string, unknown>;

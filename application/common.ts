@@ -10,10 +10,15 @@ import {
 } from '../domain/filterCursor';
 import type { FilterPageRequest, Page, PageRequest } from '../domain/pagination';
 import type { CelQuery, RecordScope } from '../domain/selectors';
-import { recordOf, type RowShape, type StoredRow } from '../engine/selectors/celRows';
-import { celPredicate } from '../engine/selectors/celSql';
-import { celThreads } from '../engine/selectors/celThreads';
-import { paced, type Pacer } from '../engine/selectors/pace';
+import {
+  recordOf,
+  type RowShape,
+  type StoredRow,
+  celPredicate,
+  celThreads,
+  paced,
+  type Pacer,
+} from '../engine/selectors';
 import { uuidArray, type SqlFragment } from '../db/sql';
 import { scalarColumns, type ScalarColumn } from '../db/plainRecords';
 

@@ -3,10 +3,8 @@ import { summarize, type PlanSummary, type PlanTarget } from '../domain/deployme
 import { NotFoundError, ValidationError } from '../domain/errors';
 import { DeploymentSchema } from '../db/entities';
 import { newId } from '../db/ids';
-import type { ReleaseRow } from '../engine/planner/releaseRows';
-import type { ProposedVersion } from '../engine/planner/planInputs';
+import { type ReleaseRow, type ProposedVersion, planTargets, type PlanTargetRow } from '../engine/planner';
 import type { SecretBox } from '../db/secrets';
-import { planTargets, type PlanTargetRow } from '../engine/planner/targetPlans';
 import { findOwned } from './common';
 
 /** The targets one plan covers, at most: a plan is computed within its request. */

@@ -5,11 +5,7 @@ import type { CelQuery } from '../domain/selectors';
 import { DeploymentSchema, type Deployment, type JobAgentEntry } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
 import { newId } from '../db/ids';
-import {
-  lockWorkspaceTargets,
-  removeReleaseTargets,
-  syncReleaseTargets,
-} from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets, removeReleaseTargets, syncReleaseTargets } from '../engine/targets';
 import type { SecretBox } from '../db/secrets';
 import { sealConfig } from '../db/sensitiveValues';
 import { findOwned, linkedSystemIds, listFiltered, type Upserted } from './common';

@@ -5,11 +5,7 @@ import type { CelQuery } from '../domain/selectors';
 import { EnvironmentSchema, type Environment } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
 import { newId } from '../db/ids';
-import {
-  lockWorkspaceTargets,
-  removeReleaseTargets,
-  syncReleaseTargets,
-} from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets, removeReleaseTargets, syncReleaseTargets } from '../engine/targets';
 import { findOwned, linkedSystemIds, listFiltered, type Upserted } from './common';
 
 export interface EnvironmentInput {

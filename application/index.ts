@@ -14,7 +14,7 @@ import { EnvironmentStore } from './environments';
 import { JobAgentStore } from './jobAgents';
 import { JobStore } from './jobs';
 import { PolicyStore } from './policies';
-import { PullStore } from '../engine/jobMoves/pull';
+import { PullStore } from '../engine/jobMoves';
 import { RelationshipRuleStore } from './relationshipRules';
 import { ReleaseStore } from './releases';
 import { ReleaseTargetStore } from './releaseTargets';

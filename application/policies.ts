@@ -4,7 +4,7 @@ import type { Page, PageRequest } from '../domain/pagination';
 import type { RegoEngine } from '../domain/planValidation';
 import { dryRunPolicy, type DryRunRule } from '../domain/policyDryRun';
 import { releaseTargetKey } from '../domain/releaseTargets';
-import { loadDryRunFacts } from '../engine/eligibility/releaseFacts';
+import { loadDryRunFacts } from '../engine/eligibility';
 import type { PolicyRule, PolicyRuleInput } from '../domain/policies';
 import { PolicySchema, type Policy } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';

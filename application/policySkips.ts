@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf } from '../domain/audit';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { distinctApproverRefusal } from '../domain/versionAuthors';
-import { versionAuthorRole } from '../engine/eligibility/approvers';
+import { versionAuthorRole } from '../engine/eligibility';
 import { refuseVersionAuthor, SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
 import type { Page, PageRequest } from '../domain/pagination';
 import type { PolicyRule } from '../domain/policies';
@@ -25,7 +25,7 @@ import {
 import { newId } from '../db/ids';
 import { wakeReleases } from '../db/releaseWake';
 import { findOwned, listPage } from './common';
-import { applyHold } from '../engine/executor/holdEffects';
+import { applyHold } from '../engine/executor';
 
 export interface PolicySkipInput {
   ruleId: string;

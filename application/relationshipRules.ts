@@ -14,7 +14,7 @@ export interface RelationshipRuleInput {
 
 /**
  * Ctrlplane's relationship rules. A rule changes no job already created: related resources are
- * found when jobs are created (engine/planner/jobCreation.ts).
+ * found when jobs are created (engine/executor/jobCreation.ts).
  */
 export class RelationshipRuleStore {
   constructor(private readonly em: EntityManager) {}

@@ -6,10 +6,10 @@ import type { Page, PageRequest } from '../domain/pagination';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { CelQuery, selectorContext } from '../domain/selectors';
 import { DeploymentVersionSchema, ReleaseTargetSchema, type ReleaseTarget } from '../db/entities';
-import { loadTargetVersionFacts } from '../engine/eligibility/releaseFacts';
+import { loadTargetVersionFacts } from '../engine/eligibility';
 import type { SecretBox } from '../db/secrets';
-import { explainReleaseTarget } from '../engine/eligibility/targetExplain';
-import { previewTargetVariables, type VariablePreview } from '../engine/planner/targetVariables';
+import { explainReleaseTarget } from '../engine/explain';
+import { previewTargetVariables, type VariablePreview } from '../engine/planner';
 import { listPage } from './common';
 import { withDependencies, type VersionWithDependencies } from './versionDependencies';
 
@@ -91,7 +91,7 @@ export class ReleaseTargetStore {
     return previewTargetVariables(this.em, this.secrets, workspaceId, ref, versionId);
   }
 
-  /** Why the target is (not) on a version (engine/eligibility/targetExplain.ts). */
+  /** Why the target is (not) on a version (engine/explain/targetExplain.ts). */
   async explain(
     workspaceId: string,
     ref: ReleaseTargetRef,

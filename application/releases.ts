@@ -20,8 +20,8 @@ import {
 } from '../db/entities';
 import { newId } from '../db/ids';
 import { enqueueOrchestrations } from '../db/outbox';
-import { authorRefusal } from '../engine/eligibility/approvers';
-import { requestRedeploy } from '../engine/executor/releaseRedeploy';
+import { authorRefusal } from '../engine/eligibility';
+import { requestRedeploy } from '../engine/executor';
 import { cancelOpenJobs } from '../engine/jobMoves';
 import { openReleasesOfTargets, wakeReleases } from '../db/releaseWake';
 import { uuidArray } from '../db/sql';

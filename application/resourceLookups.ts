@@ -15,7 +15,7 @@ import {
   type ResourceVariable,
   type System,
 } from '../db/entities';
-import { previewReleaseTargets } from '../engine/targets/releaseTargetSync';
+import { previewReleaseTargets } from '../engine/targets';
 import type { ResourceFields } from './resources';
 
 /** One target a resource would get: its deployment and environment, and a system they share. */

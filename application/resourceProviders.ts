@@ -4,7 +4,7 @@ import type { Page, PageRequest } from '../domain/pagination';
 import { ResourceProviderSchema, ResourceSchema, type Resource, type ResourceProvider } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets } from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets } from '../engine/targets';
 import { listPage, type Upserted } from './common';
 
 export interface ResourceProviderInput {

@@ -13,8 +13,9 @@ import {
 } from '../db/entities';
 import { recordWriteEvent, SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
 import { conflictOnDuplicate } from '../db/errors';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
 import {
+  lockWorkspaceTargets,
+  syncReleaseTargets,
   deleteOwned,
   lockLive,
   lockProviderSets,
@@ -22,7 +23,7 @@ import {
   targetResource,
   upsertRows,
   type ResourceFields,
-} from '../engine/targets/resourceRows';
+} from '../engine/targets';
 import type { SecretBox } from '../db/secrets';
 import { storeValue } from '../db/sensitiveValues';
 import { plainRecord } from '../db/plainRecords';
@@ -51,7 +52,7 @@ export interface ProviderSetOutcome {
   deleted: number;
 }
 
-export type { ResourceFields } from '../engine/targets/resourceRows';
+export type { ResourceFields } from '../engine/targets';
 
 /** Resources a provider's set writes per statement: memory and statement size stay bounded. */
 export const SET_CHUNK = 2000;

@@ -14,7 +14,7 @@ import {
 } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets';
 import { findOwned, linkedSystemIds, listPage, type Upserted } from './common';
 
 export interface SystemInput {

@@ -40,7 +40,7 @@ export interface VariableSetWithVariables {
 
 /**
  * Ctrlplane's variable sets. A set changes no job already created: its values are read when jobs
- * are created (engine/planner/jobCreation.ts).
+ * are created (engine/executor/jobCreation.ts).
  */
 export class VariableSetStore {
   constructor(

@@ -9,7 +9,7 @@ import { recordWriteEvent, SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
 import { conflictOnDuplicate } from '../db/errors';
 import { newId } from '../db/ids';
 import { enqueueOrchestration } from '../db/outbox';
-import { lockWorkspaceTargets } from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets } from '../engine/targets';
 import { wakeReleases } from '../db/releaseWake';
 import {
   withDependencies,

@@ -5,7 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../cli/embedded/processes';
 import { openDatabase, type Database } from '../db/database';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets';
 import { SecretBox } from '../db/secrets';
 import { ApiKeyStore } from '../application/apiKeys';
 import { WorkspaceStore } from '../application/workspaces';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../db/ids';
-import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets/releaseTargetSync';
+import { lockWorkspaceTargets, syncReleaseTargets } from '../engine/targets';
 import { SecretBox } from '../db/secrets';
 import { DeploymentStore } from '../application/deployments';
 import { EnvironmentStore } from '../application/environments';

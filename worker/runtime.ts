@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { DEFAULT_EGRESS_POLICY, type EgressPolicy } from '../activities/egress';
 import { activityHeartbeats } from './activityHeartbeats';
-import { recordSelectorOverruns } from '../engine/selectors/selectorOverruns';
+import { recordSelectorOverruns } from '../engine/selectors';
 import type { Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { RegoEngine } from '../domain/planValidation';

@@ -1,4 +1,4 @@
-import type { AgentCaller } from '../../engine/jobMoves/pull';
+import type { AgentCaller } from '../../engine/jobMoves';
 import { ForbiddenError } from '../../domain/errors';
 import { route } from '../route';
 import type { AppContext } from '../context';

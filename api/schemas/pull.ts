@@ -1,4 +1,4 @@
-import type { LegacyQueueItem, PollItem } from '../../engine/jobMoves/pull';
+import type { LegacyQueueItem, PollItem } from '../../engine/jobMoves';
 import { displayText } from '../../domain/displayText';
 import { JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { JobSchema, JobStatusInput, JobStatusSchema } from './job';

@@ -4,7 +4,7 @@ import { evaluateGates, type GateEvaluation } from '../../domain/gates';
 import { releaseOfRow, type JobRef, type OrchestrationMessage } from '../../domain/orchestration';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import type { VersionFields } from '../../domain/selectors';
-import { createJobs, takeTargetSlots } from '../planner/jobCreation';
+import { createJobs, takeTargetSlots } from './jobCreation';
 import { RELEASE_ROW_COLUMNS, type ReleaseRow } from '../planner/releaseRows';
 import { newId } from '../../db/ids';
 import { enqueueOrchestrations } from '../../db/outbox';

@@ -16,3 +16,4 @@ export {
   type LeaseGrant,
 } from './claims';
 export { moveDispatchedJob } from './dispatch';
+export { POLL_COUNT_AHEAD, PullStore, type AgentCaller, type LegacyQueueItem, type PollItem } from './pull';

@@ -2,46 +2,11 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PlanValidationInput, PlanVerdict } from '../../domain/planValidation';
 
-/** A `planValidationOpa` rule's verdict on one plan of a release. */
-export interface PlanVerdictRecord {
-  ruleId: string;
-  /** `planDigest` of the rule's Rego and the plan it judged. */
-  digest: string;
-  verdict: PlanVerdict;
-}
-
 /** What a verdict holds for: the rule's Rego and the plan (its `input`), as one digest. */
 export function planDigest(rego: string, input: PlanValidationInput | null): string {
   return createHash('sha256')
     .update(JSON.stringify([rego, input]))
     .digest('hex');
-}
-
-/** Keeps a release's latest verdicts, one per rule, in place of the ones before. */
-export async function recordPlanVerdicts(
-  em: EntityManager,
-  release: { releaseId: string; workspaceId: string },
-  verdicts: readonly PlanVerdictRecord[],
-): Promise<void> {
-  if (verdicts.length === 0) return;
-  await em.execute(
-    `INSERT INTO plan_verdict (release_id, rule_id, workspace_id, digest, verdict)
-     SELECT ?, v.rule_id, ?, v.digest, v.verdict
-       FROM jsonb_to_recordset(?::jsonb) AS v(rule_id uuid, digest text, verdict jsonb)
-     ON CONFLICT (release_id, rule_id)
-       DO UPDATE SET digest = excluded.digest, verdict = excluded.verdict, evaluated_at = now()`,
-    [
-      release.releaseId,
-      release.workspaceId,
-      JSON.stringify(
-        verdicts.map((record) => ({
-          rule_id: record.ruleId,
-          digest: record.digest,
-          verdict: record.verdict,
-        })),
-      ),
-    ],
-  );
 }
 
 /** The release's recorded verdicts, by rule id, of the rules whose digest they still hold for. */

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PlanValidationInput, PlanVerdict, RegoEngine } from '../../domain/planValidation';
+import type { PlanValidationInput } from '../../domain/planValidation';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import { newId } from '../../db/ids';
 import type { ReleaseRow } from './releaseRows';
 import type { LoadedRelease } from '../../domain/activityResults';
-import { planDigest, recordedPlanVerdicts, recordPlanVerdicts, type PlanVerdictRecord } from './planVerdicts';
+import { planDigest, recordedPlanVerdicts } from './planVerdicts';
 import type { SecretBox } from '../../db/secrets';
 import { planTargets, type PlanTargetRow } from './targetPlans';
 
@@ -64,7 +64,7 @@ export async function planValidationInput(
 }
 
 /** The `planValidationOpa` rules among the facts' policies, with the plan they judge; none without a rule. */
-async function planRules(
+export async function planRules(
   em: EntityManager,
   box: SecretBox,
   loaded: LoadedRelease,
@@ -80,36 +80,6 @@ async function planRules(
     input,
     rules: rules.map((rule) => ({ id: rule.id, rego: rule.rego, digest: planDigest(rule.rego, input) })),
   };
-}
-
-/**
- * A stored release's facts with each `planValidationOpa` rule's verdict on its plan, evaluated by
- * the Rego engine (one session of the release's workspace, so one budget for all its rules) and
- * recorded for explanations. Facts without such a rule are returned as they are; an engine that
- * fails gives the rule an error verdict (the gate waits).
- */
-export async function withPlanValidation(
-  em: EntityManager,
-  box: SecretBox,
-  rego: RegoEngine,
-  loaded: LoadedRelease,
-): Promise<LoadedRelease> {
-  const { input, rules } = await planRules(em, box, loaded);
-  if (rules.length === 0) return loaded;
-  const session = rego.session(loaded.workspaceId);
-  const verdicts: PlanVerdictRecord[] = [];
-  for (const rule of rules) {
-    let verdict: PlanVerdict;
-    try {
-      verdict = { denials: await session.deny(rule.rego, input) };
-    } catch (error) {
-      verdict = { error: (error as Error).message };
-    }
-    verdicts.push({ ruleId: rule.id, digest: rule.digest, verdict });
-  }
-  await recordPlanVerdicts(em, loaded, verdicts);
-  const planValidation = Object.fromEntries(verdicts.map((record) => [record.ruleId, record.verdict]));
-  return { ...loaded, facts: { ...loaded.facts, planValidation } };
 }
 
 /**

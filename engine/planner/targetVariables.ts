@@ -7,7 +7,7 @@ import { newId } from '../../db/ids';
 import { loadPlanInputs } from './planInputs';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, openTree } from '../../db/sensitiveValues';
-import { targetVersion } from '../eligibility/targetExplain';
+import { targetVersion } from '../eligibility/targetVersion';
 
 export type VariableChange = 'added' | 'removed' | 'changed' | 'unchanged';
 

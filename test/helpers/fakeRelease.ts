@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Activities } from '../../activities';
-import type { FinalPhase } from '../../engine/executor/releaseCompletion';
+import type { FinalPhase } from '../../engine/executor';
 import type {
   DispatchResult,
   DispatchStep,

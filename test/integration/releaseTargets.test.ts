@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { syncReleaseTargets } from '../../engine/targets/releaseTargetSync';
+import { syncReleaseTargets } from '../../engine/targets';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 /**

@@ -1,7 +1,7 @@
 import { decodeFilterCursor, encodeFilterCursor, filterBinding } from '../../domain/filterCursor';
 import { ValidationError } from '../../domain/errors';
 import { CelQuery, type RecordScope } from '../../domain/selectors';
-import { celPredicate } from '../../engine/selectors/celSql';
+import { celPredicate } from '../../engine/selectors';
 
 /** The SQL a list filter runs as, parsed as the list parses it; `undefined` when it is left to CEL. */
 function sqlOf(scope: RecordScope, expression: string) {

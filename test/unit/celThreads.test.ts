@@ -1,7 +1,6 @@
 import { OverBudgetError } from '../../domain/errors';
 import { CelQuery, RequestBudget } from '../../domain/selectors';
-import { judgeRows, type RowShape, type StoredRow } from '../../engine/selectors/celRows';
-import { CelThreads } from '../../engine/selectors/celThreads';
+import { judgeRows, type RowShape, type StoredRow, CelThreads } from '../../engine/selectors';
 
 /** Rows as a filter reads them: JSON as text, timestamps as epoch milliseconds. */
 const SHAPE: RowShape = { json: ['metadata', 'config'], dates: ['createdAt'] };

@@ -62,7 +62,7 @@ describe('layer rules', () => {
 
   it('keep db/ below the engine and the application: the application calls both, neither calls it', () => {
     const callsEngine =
-      "import { finishRelease } from '../engine/executor/releaseCompletion';\nexport const finish = finishRelease;\n";
+      "import { finishRelease } from '../engine/executor';\nexport const finish = finishRelease;\n";
     expect(lintAs('db/outbox.ts', callsEngine)).toEqual(['no-restricted-imports']);
     expect(lintAs('application/versions.ts', callsEngine)).toEqual([]);
     const callsStore = (from: string) =>
@@ -76,17 +76,34 @@ describe('layer rules', () => {
   it('let the engine and activities name what activities answer the workflows from domain/, and import nothing of workflows/', () => {
     const answer =
       "import type { StartJobsResult } from '../../domain/activityResults';\nexport type Answer = StartJobsResult;\n";
-    expect(lintAs('engine/planner/jobCreation.ts', answer)).toEqual([]);
+    expect(lintAs('engine/executor/jobCreation.ts', answer)).toEqual([]);
     expect(lintAs('activities/agents/dispatcher.ts', answer)).toEqual([]);
     const fromWorkflows =
       "import type { ReleaseInput } from '../../workflows/release';\nexport type Input = ReleaseInput;\n";
-    expect(lintAs('engine/planner/jobCreation.ts', fromWorkflows)).toEqual(['no-restricted-imports']);
+    expect(lintAs('engine/executor/jobCreation.ts', fromWorkflows)).toEqual(['no-restricted-imports']);
     expect(lintAs('activities/agents/dispatcher.ts', fromWorkflows)).toEqual(['no-restricted-imports']);
     expect(
       lintAs(
-        'engine/planner/jobCreation.ts',
+        'engine/executor/jobCreation.ts',
         "import { workflowIds } from '../../workflows/ids';\nexport const ids = workflowIds;\n",
       ),
     ).toEqual(['no-restricted-imports']);
+  });
+
+  it("let code outside the engine import a room's index only, and a room only the rooms below it", () => {
+    const deep =
+      "import { applyHold } from '../engine/executor/holdEffects';\nexport const hold = applyHold;\n";
+    const frontDoor = "import { applyHold } from '../engine/executor';\nexport const hold = applyHold;\n";
+    expect(lintAs('application/holds.ts', deep)).toEqual(['no-restricted-imports']);
+    expect(lintAs('application/holds.ts', frontDoor)).toEqual([]);
+    expect(lintAs('test/unit/holds.test.ts', deep.replace("'../", "'../../"))).toEqual([
+      'no-restricted-imports',
+    ]);
+    const explainFromPlanner =
+      "import { explainReleaseTarget } from '../explain';\nexport const explain = explainReleaseTarget;\n";
+    expect(lintAs('engine/planner/targetVariables.ts', explainFromPlanner)).toEqual([
+      'no-restricted-imports',
+    ]);
+    expect(lintAs('engine/executor/releaseFanout.ts', explainFromPlanner)).toEqual([]);
   });
 });

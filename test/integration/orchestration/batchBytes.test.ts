@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  BATCH_RESOURCE_BYTES,
-  rollOutPendingTargets,
-  rollOutVersionBatch,
-} from '../../../engine/executor/releaseFanout';
+import { BATCH_RESOURCE_BYTES, rollOutPendingTargets, rollOutVersionBatch } from '../../../engine/executor';
 import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

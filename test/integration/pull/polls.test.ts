@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { POLL_COUNT_AHEAD } from '../../../engine/jobMoves/pull';
+import { POLL_COUNT_AHEAD } from '../../../engine/jobMoves';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 

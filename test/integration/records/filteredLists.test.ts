@@ -1,5 +1,5 @@
 import { selectorMatches, selectorContext, type ResourceFields } from '../../../domain/selectors';
-import { celPredicate } from '../../../engine/selectors/celSql';
+import { celPredicate } from '../../../engine/selectors';
 import { CelQuery } from '../../../domain/selectors';
 import { FILTER_SCAN_LIMIT } from '../../../application/common';
 import { createOtherWorkspace, expectFieldError, type WorkspaceAccess } from '../../helpers/records';

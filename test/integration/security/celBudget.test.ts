@@ -1,4 +1,4 @@
-import { recordSelectorOverruns } from '../../../engine/selectors/selectorOverruns';
+import { recordSelectorOverruns } from '../../../engine/selectors';
 import { recordsApi } from '../../helpers/orchestration';
 import { expectNothingWritten, expectProblem } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
-import type { Database } from '../db/database';
-import { ACTIVE_JOB_STATUS_LIST } from '../db/sql';
+import type { Database } from '../../db/database';
+import { ACTIVE_JOB_STATUS_LIST } from '../../db/sql';
 
 /**
  * Flightdeck's domain metrics, beside the HTTP and process ones (api/middleware/metrics.ts).

@@ -3,13 +3,13 @@ import { planReleaseJobs, type PlannedJob } from '../../domain/jobPlan';
 import { isTerminalJobStatus } from '../../domain/jobStatus';
 import { isTerminalReleasePhase } from '../../domain/releases';
 import { newId } from '../../db/ids';
-import { loadPlanInputs } from './planInputs';
-import { rollbackVariables } from './rollbackVariables';
+import { loadPlanInputs } from '../planner/planInputs';
+import { rollbackVariables } from '../planner/rollbackVariables';
 import type { SecretBox } from '../../db/secrets';
 import { jobSecrets, sealedValue } from '../../db/sensitiveValues';
 import { uuidArray } from '../../db/sql';
 import type { JobRef } from '../../domain/orchestration';
-import { RELEASE_ROW_COLUMNS, type ReleaseRow } from './releaseRows';
+import { RELEASE_ROW_COLUMNS, type ReleaseRow } from '../planner/releaseRows';
 import type { StartJobsResult } from '../../domain/activityResults';
 
 /**
