@@ -25,8 +25,8 @@ const shown = (row: SecretRow): WorkspaceSecret => ({
 });
 
 /**
- * Workspace secrets (README "Workspace secrets"): values sealed to their names, written and replaced
- * by name, never answered. Credential fields reference them as `secret://<name>`. A secret is bound
+ * Workspace secrets (docs/security.md "Workspace secrets"): values sealed to their names, written and
+ * replaced by name, never answered. Credential fields reference them as `secret://<name>`. A secret is bound
  * to the destination of the first job agent or metric provider that references it; writing its
  * value again keeps that binding (a rotation), and only deleting it releases it, so a key that can
  * edit records but not read secrets cannot send one somewhere else.

@@ -18,7 +18,7 @@ import { percentile, round } from './environment';
  * not released on 10%. The records are written set-based in SQL (no Temporal: the board only reads).
  * Measured over HTTP, one request at a time, BENCH_BOARD_REQUESTS (50) each: the whole board, one
  * system's deployments, one environment, a search, and a deployment's page. Goal: board.json p99
- * ≤ 200 ms (README "The rollout board").
+ * ≤ 200 ms (docs/api.md "The rollout board").
  */
 const DEPLOYMENTS = Number(process.env.BENCH_BOARD_DEPLOYMENTS ?? 52);
 const ENVIRONMENTS = Number(process.env.BENCH_BOARD_ENVIRONMENTS ?? 55);

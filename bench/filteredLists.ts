@@ -10,11 +10,11 @@ import { WorkspaceStore } from '../application/workspaces';
 import { percentile, round } from './environment';
 
 /**
- * CEL-filtered resource lists at the size of a large inventory (README "Selectors"): BENCH_FILTER_RESOURCES
- * (100,000) resources in one workspace, each with `env` (one of 10), `team` (one of 13) and `zone`
- * (one of 3) metadata and one of 5 kinds, written in one statement. Measured over HTTP, one request
- * at a time after two warm-ups, BENCH_FILTER_REQUESTS (20) each: the first page (50) of a
- * metadata-equality filter, which runs as SQL (10,000 matches, counted exactly), of a kind and
+ * CEL-filtered resource lists at the size of a large inventory (docs/api.md "Records, selectors and release
+ * targets", selectors): BENCH_FILTER_RESOURCES (100,000) resources in one workspace, each with `env` (one of
+ * 10), `team` (one of 13) and `zone` (one of 3) metadata and one of 5 kinds, written in one statement.
+ * Measured over HTTP, one request at a time after two warm-ups, BENCH_FILTER_REQUESTS (20) each: the first
+ * page (50) of a metadata-equality filter, which runs as SQL (10,000 matches, counted exactly), of a kind and
  * metadata filter, and, for comparison, of a filter CEL judges record by record (its first 10,000).
  * Goal: the metadata filter's median ≤ 50 ms.
  */

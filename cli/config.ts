@@ -13,7 +13,7 @@ import { DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE } from '../db/webhookAdmissions';
 /**
  * Every setting comes from the environment and is validated once, at start, so a typo fails
  * loudly with the variable's name instead of surfacing later as a strange runtime error.
- * README.md ("Configuration") lists the same variables; keep the two in step.
+ * docs/configuration.md lists the same variables; keep the two in step.
  */
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z
@@ -178,7 +178,7 @@ export interface Config {
     /** Certificate and key files: when both are set, the API speaks HTTPS. */
     tls?: { certFile: string; keyFile: string };
     transport: TransportPolicy;
-    /** Test-only: named faults to inject (see README, "Testing crash safety"). */
+    /** Test-only: named faults to inject (docs/configuration.md, `FLIGHTDECK_FAULT_INJECTION`). */
     faults: Faults;
     /** A policy skip's default and longest life. */
     policySkips: SkipLifetimes;
@@ -295,7 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee README.md, "Configuration".`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee docs/configuration.md.`);
   }
   const e = parsed.data;
   const metricsPort = e.FLIGHTDECK_METRICS_PORT;

@@ -78,7 +78,7 @@ export async function ensureOpa(
 }
 
 /**
- * Builtins a tenant's policy may not call (README.md "Security model", OPA sandbox): they reach
+ * Builtins a tenant's policy may not call (docs/security.md "OPA sandbox"): they reach
  * the network, files or the server's environment, or allocate without bound.
  */
 const FORBIDDEN_BUILTINS = new Set([
@@ -108,7 +108,7 @@ function sandboxRefusal(source: string): string | undefined {
   return undefined;
 }
 
-/** How `opa` processes share the machine (README.md "Security model", OPA sandbox). */
+/** How `opa` processes share the machine (docs/security.md "OPA sandbox"). */
 export interface OpaLimits {
   /** `opa` processes at once: a burst of releases queues rather than forking without bound. */
   slots: number;

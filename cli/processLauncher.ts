@@ -8,7 +8,7 @@ type Answer = { id: number; outcome: BoundedProcessOutcome } | { id: number; err
  * Starts short processes from a thread of their own. Node's `spawn` returns only once the child has
  * called `exec`: 9–30 ms of a blocked event loop on an idle two-core machine, more when the CPU is
  * busy, and every request the process serves waited that long each time a tenant's policy was
- * checked (README "Security model", OPA sandbox). Here the thread waits instead. It is started on
+ * checked (docs/security.md "OPA sandbox"). Here the thread waits instead. It is started on
  * first use and keeps the process up only while a process runs.
  */
 export class ProcessLauncher {

@@ -12,7 +12,7 @@ import type { SecretBox } from './secrets';
 import { mapProviderSecrets } from './sensitiveValues';
 
 /**
- * References to workspace secrets (README "Workspace secrets"): bound when a record that sends
+ * References to workspace secrets (docs/security.md "Workspace secrets"): bound when a record that sends
  * credentials somewhere is written, resolved where the credential is used, and only in the fields
  * that hold credentials (a reference anywhere else is plain text: it is never resolved into a
  * request's URL or body, where a receiver could echo it back).

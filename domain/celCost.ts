@@ -2,7 +2,7 @@ import { formatUnits, nodeKey } from './celMeter';
 import { priceOf } from './celPrices';
 
 /**
- * The static half of the CEL budget (README "Security model", CEL budget): bounds on what
+ * The static half of the CEL budget (docs/security.md "CEL budget"): bounds on what
  * evaluating an expression can cost and build, computed from its parsed AST with the calibrated
  * prices of domain/celPrices.ts before it is ever evaluated. The runtime half, domain/celMeter.ts,
  * stops an evaluation that costs more than its limit on the records it meets; these bounds refuse,

@@ -2,7 +2,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { priceOf, type Price } from './celPrices';
 
 /**
- * The runtime half of the CEL budget (README "Security model", CEL budget): every node an
+ * The runtime half of the CEL budget (docs/security.md "CEL budget"): every node an
  * evaluation visits is charged its calibrated price (domain/celPrices.ts) while the evaluation
  * runs, and the evaluation stops as soon as its meter is past its limit. The static bound
  * (domain/celCost.ts) refuses expressions that are expensive whatever they read; the meter stops

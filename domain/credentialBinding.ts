@@ -4,9 +4,9 @@ import type { JobAgentType } from './jobAgentTypes';
 import { RULE_DEFAULTS } from './ruleDefaults';
 
 /**
- * A stored credential stays bound to the destination it was stored for (README "Credential
- * binding"): a job agent's to the agent's type and endpoint, a metric provider's to the provider's
- * type and every address it sends requests to. Writing `{"sensitive": true}` back keeps a stored
+ * A stored credential stays bound to the destination it was stored for (docs/security.md
+ * "Credential binding"): a job agent's to the agent's type and endpoint, a metric provider's to the
+ * provider's type and every address it sends requests to. Writing `{"sensitive": true}` back keeps a stored
  * credential only while that destination stays the same; whoever changes the destination sends the
  * credential itself, so a key that may edit a record but cannot read its secrets cannot point them
  * at a host of its choosing.

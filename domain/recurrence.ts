@@ -2,7 +2,7 @@ import { Frequency, RRule } from 'rrule';
 
 /**
  * RFC 5545 recurrence rules, evaluated with a bound on the work (docs/behaviour.md "Holds and
- * freezes", README "Security model"). The rule library parses rules and fills in the parts a rule
+ * freezes", docs/security.md "Recurrence rules"). The rule library parses rules and fills in the parts a rule
  * leaves to its DTSTART; it does not evaluate them here, because its search walks every period up to
  * the year 9999 when a rule never matches (a February 31st took 80 s). This evaluator walks the
  * periods (a year, a month, a week, a day) between two instants only, counts every day it looks at

@@ -229,7 +229,8 @@ export function planRunbookRun(input: RunPlanInput): RunJobPlan[] {
   });
   for (const resource of targets) {
     const context: JsonObject = {
-      // Templates name the runbook `workflow` (`{{ workflow.slug }}`, README "Workflows"), as saved templates write it.
+      // Templates name the runbook `workflow` (`{{ workflow.slug }}`, docs/api.md "Workflows"), as saved
+      // templates write it.
       workflow: input.runbook,
       run: { id: input.runId },
       inputs: input.inputs,

@@ -2,7 +2,7 @@ import { ValidationError } from './errors';
 
 /**
  * A credential field may hold a reference to a workspace secret, `secret://<name>`, instead of the
- * credential itself (README "Workspace secrets"). A reference is not a secret: it is stored and
+ * credential itself (docs/security.md "Workspace secrets"). A reference is not a secret: it is stored and
  * answered as written, so a declarative client reads back what it sent, and resolved only where the
  * credential is used.
  */

@@ -13,7 +13,7 @@ import { OverBudgetError } from './errors';
  *   record does not have) does not match.
  * - `matches()` is refused: its regular expressions run on a backtracking engine, so a hostile
  *   pattern could stall the process; `startsWith`, `endsWith` and `contains` cover selectors.
- * - Every evaluation has a budget (README "Security model", CEL budget): the parser limits the
+ * - Every evaluation has a budget (docs/security.md "CEL budget"): the parser limits the
  *   expression's size and depth; domain/celCost.ts refuses, before it runs, one that is expensive
  *   whatever it reads or can build too large a value; and domain/celMeter.ts stops an evaluation
  *   that costs more than `EVALUATION_LIMIT` on the record it meets. A saved selector stopped so

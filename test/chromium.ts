@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import { findOnPath, isExecutable, run, temporalCacheDir } from '../cli/temporalCli';
 
 /**
- * The browser the rollout board test drives (README.md "Tests"). The test setup finds or gets one
+ * The browser the rollout board test drives (docs/development.md). The test setup finds or gets one
  * as it does Temporal and OPA, so `npm install && npm test` needs nothing installed beforehand:
  * 1. CHROMIUM_PATH, or a Chromium or Chrome on PATH;
  * 2. the per-user cache, where 3. puts it;

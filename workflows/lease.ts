@@ -45,8 +45,8 @@ export type LeaseOutcome = 'released' | 'expired' | 'gone';
  * sleeps until then. Heartbeats move the deadline in the database without telling it: when the
  * timer runs out it sweeps — every claim whose deadline has passed is expired in one statement,
  * its own and those of leases whose timers have not fired yet or whose workflows have not started
- * (README "Pull agents": reaping) — and if its own claim was extended meanwhile, it reads the
- * deadline again and sleeps on. Expiry deletes the claim and returns the job to the queue, fenced
+ * (docs/agents.md "Writing your own agent", leases) — and if its own claim was extended meanwhile, it reads
+ * the deadline again and sleeps on. Expiry deletes the claim and returns the job to the queue, fenced
  * by the claim id, so a late timer never touches a newer claim. A terminal status or a requeue
  * deletes the claim and wakes it, and it ends.
  */

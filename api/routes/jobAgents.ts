@@ -4,7 +4,7 @@ import { recordRoutes } from './records';
 /**
  * Job agents are created by PUT with a client-chosen id. The configuration is checked for the
  * agent type; secrets are stored encrypted and never returned, and writing back {"sensitive": true}
- * keeps the stored secret while the agent's type and endpoint stay (README "Credential binding").
+ * keeps the stored secret while the agent's type and endpoint stay (docs/security.md "Credential binding").
  */
 export const jobAgentRoutes = recordRoutes({
   noun: 'job agent',

@@ -102,7 +102,7 @@ export const resourceRoutes = [
     tags,
     auth: 'apiKey',
     params: ResourceIdentifierParams,
-    // 200, not the 202 of a delete by id: Ctrlplane's clients expect 200 here (README, API overview).
+    // 200, not the 202 of a delete by id: Ctrlplane's clients expect 200 here (docs/api.md "Conventions").
     responses: { 200: { description: 'Deleted', schema: AcceptedSchema } },
     async handle(ctx, { params }) {
       const resource = await ctx.state.stores.resources.deleteByIdentifier(

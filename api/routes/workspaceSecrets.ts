@@ -11,7 +11,10 @@ import {
 
 const tags = ['Workspace secrets'];
 
-/** Workspace secrets: credentials that credential fields reference as `secret://<name>` (README "Workspace secrets"). */
+/**
+ * Workspace secrets: credentials that credential fields reference as `secret://<name>` (docs/security.md
+ * "Workspace secrets").
+ */
 export const workspaceSecretRoutes = [
   route({
     method: 'put',

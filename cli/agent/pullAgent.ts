@@ -20,7 +20,7 @@ export interface PullAgentOptions extends ApiClientOptions {
   jobAgentId: string;
   /** The shell command to run for each job; else the job configuration's `script`. */
   exec?: string;
-  /** Variables the command also gets under their own names (README "Pull agents"). */
+  /** Variables the command also gets under their own names (docs/agents.md "The reference agent"). */
   plainVariables?: readonly string[];
   workDir: string;
   /** Longest pause between polls when the queue stays empty. */

@@ -6,7 +6,7 @@ import {
   type WorkspaceConnectionOptions,
 } from './workspaceConnection';
 
-/** `flightdeck hold …`: holds and freezes (README, "Holds and freezes"). */
+/** `flightdeck hold …`: holds and freezes (docs/api.md "Holds and freezes"). */
 export interface HoldCreateOptions extends WorkspaceConnectionOptions {
   selector: string;
   effect: 'block' | 'pin';

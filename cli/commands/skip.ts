@@ -6,7 +6,7 @@ import {
   type WorkspaceConnectionOptions,
 } from './workspaceConnection';
 
-/** `flightdeck skip …`: policy skips (README, "Policy skips"). */
+/** `flightdeck skip …`: policy skips (docs/api.md "Policy skips"). */
 export interface SkipCreateOptions extends WorkspaceConnectionOptions {
   rule: string;
   version: string;

@@ -170,7 +170,7 @@ function spawnWorker(config: Config, where: StackAddresses): RoleProcess<'worker
   return spawnRole('worker', {
     env: {
       ...process.env,
-      // As `npm start` and the image run it (README, "Scaling"), unless told otherwise.
+      // As `npm start` and the image run it (docs/operations.md "Scaling"), unless told otherwise.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...workerMallocEnv(process.env),
       FLIGHTDECK_DATA_DIR: config.dataDir,

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Workspace secrets (README "Workspace secrets"): a value sealed to its name within its
+ * Workspace secrets (docs/security.md "Workspace secrets"): a value sealed to its name within its
  * workspace, that credential fields reference as `secret://<name>`. `destination` is where the
  * secret may be sent (domain/credentialBinding.ts), set by the first job agent or metric provider
  * that references it; a rotation keeps it, only deleting the secret releases it.

@@ -195,7 +195,7 @@ export interface ExpiredClaim {
 }
 
 /**
- * The reaper (README "Pull agents": reaping): every claim whose deadline has passed, by the
+ * The reaper (docs/agents.md "Writing your own agent", leases): every claim whose deadline has passed, by the
  * database's clock, is deleted and its in_progress job returned to the queue, in one statement
  * per `SWEEP_LIMIT` claims. Whichever lease's timer fires first sweeps them all; the other leases
  * find theirs gone. Jobs are locked first, in id order — the order every status move takes (job

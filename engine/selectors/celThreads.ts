@@ -7,7 +7,7 @@ import type { CelQuery, RecordScope } from '../../domain/selectors';
 import type { RowBatch, RowShape, RowVerdicts, StoredRow } from './celRows';
 
 /**
- * CEL given with a request, evaluated off the event loop (README "Security model", CEL budget).
+ * CEL given with a request, evaluated off the event loop (docs/security.md "CEL budget").
  * A neighbour's filter over large records is CPU work in pieces that cannot be divided (one record's
  * parse, one evaluation: up to ~10 ms each); on the event loop every agent's request waited behind
  * them. Here the rows go to threads as text, are parsed and judged there, and only the verdicts

@@ -9,7 +9,7 @@
 export const SLICE_MS = 2;
 
 /**
- * One slice of paced CPU work at a time in the process (README "Security model", CEL budget).
+ * One slice of paced CPU work at a time in the process (docs/security.md "CEL budget").
  * Long loops of CPU work — CEL evaluated over thousands of records, mostly — run in slices of at
  * most `SLICE_MS`; between two slices the event loop turns once, so every request waiting on I/O
  * (an agent's claim, a poll, a heartbeat) is served between them, and the next slice goes to the

@@ -10,7 +10,7 @@ import {
 import type { Database } from '../../db/database';
 
 /**
- * Saved selectors that turned out slow (README "Security model", CEL budget): an evaluation
+ * Saved selectors that turned out slow (docs/security.md "CEL budget"): an evaluation
  * stopped by its budget does not match, and is reported here. The process collects overruns as
  * they happen and writes them every few seconds, one row per scope and expression (how many times,
  * the most one cost, when last), so a selector evaluated on thousands of records costs one upsert.

@@ -42,7 +42,7 @@ export const REFERENCE_PATH = findReference();
 
 export const referenceAvailable = (): boolean => fs.existsSync(REFERENCE_PATH);
 
-/** Said instead of skipping when the reference is not found (README "Development"). */
+/** Said instead of skipping when the reference is not found (docs/development.md). */
 const MISSING =
   `Ctrlplane's OpenAPI document was not found (looked for ${REFERENCE_PATH}, and beside the checkout this one ` +
   'was cloned from). Put it there, or set FLIGHTDECK_CTRLPLANE_REFERENCE to its path; on a machine without a ' +

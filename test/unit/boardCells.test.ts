@@ -15,7 +15,7 @@ const group = (
   targets,
 });
 
-describe('summarizeCells (README "The rollout board")', () => {
+describe('summarizeCells (docs/api.md "The rollout board")', () => {
   it('sums each cell’s groups into its targets, versions and states', () => {
     const cells = summarizeCells([
       group('a', 'v1', 'v2', 'running', 3),

@@ -6,8 +6,8 @@ import { itWithReference, REFERENCE_PATH, SPEC_WINS } from '../helpers/ctrlplane
 
 /**
  * Every operation of Ctrlplane's REST API is served, with its success status, unless it is listed
- * below with the reason (README "API overview"). The operations are derived from Ctrlplane's OpenAPI document
- * by `scripts/ctrlplane-operations.mjs`; where that document is at hand (../shared/reference), the
+ * below with the reason (docs/api.md "Conventions"). The operations are derived from Ctrlplane's OpenAPI
+ * document by `scripts/ctrlplane-operations.mjs`; where that document is at hand (../shared/reference), the
  * derived list is checked against it.
  */
 
@@ -19,7 +19,7 @@ const OTHER_STATUS: Record<string, { status: number; reason: string }> = {
   requestResourceDeletionByIdentifier: {
     status: 200,
     reason:
-      'Ctrlplane\'s server and its e2e suite answer 200 with {id, message}; only its document says 202 (README "API overview")',
+      'Ctrlplane\'s server and its e2e suite answer 200 with {id, message}; only its document says 202 (docs/api.md "Conventions")',
   },
 };
 

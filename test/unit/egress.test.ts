@@ -13,7 +13,7 @@ import {
 /**
  * The worker's outbound requests refuse loopback, link-local (metadata) and private addresses unless
  * allowed, check the address connected to (after DNS), never follow redirects, and describe failures
- * without what answered (README "Security model", Egress).
+ * without what answered (docs/security.md "Egress").
  */
 describe('egress policy', () => {
   let server: http.Server;

@@ -12,7 +12,7 @@ function take(slots: FairSlots, tenant: string, granted: string[], label = tenan
 /** Lets every promise that can settle now settle. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('FairSlots (the shared opa processes, README "Security model", OPA sandbox)', () => {
+describe('FairSlots (the shared opa processes, docs/security.md "OPA sandbox")', () => {
   it('never gives one tenant more than its share, however long its queue', async () => {
     const slots = new FairSlots(4, 2);
     const granted: string[] = [];

@@ -205,7 +205,7 @@ describe('evaluateGates', () => {
   });
 
   // Durations stored before rules had maxima are bounded where they are used
-  // (README "Records, selectors and release targets").
+  // (docs/api.md "Records, selectors and release targets").
   it('bounds a deny window stored before rules had maxima, so the evaluation never fails', () => {
     const stored = [
       {

@@ -5,7 +5,7 @@ import { Egress } from '../../activities/egress';
 import { FakeGithub, INSTALLATION_TOKEN } from '../fakes/github';
 
 /**
- * Installation tokens are cached per agent and private key (README "Security model", Agents). A second agent
+ * Installation tokens are cached per agent and private key (docs/security.md "Agents"). A second agent
  * that names the same app and installation with a key of its own buys its own token, which GitHub refuses.
  */
 describe('GitHub installation token cache', () => {

@@ -42,7 +42,7 @@ describe('job configuration', () => {
     });
   });
 
-  it('takes an agent\'s endpoint and credentials from the agent record alone (README "Security model", Agents)', () => {
+  it('takes an agent\'s endpoint and credentials from the agent record alone (docs/security.md "Agents")', () => {
     const argo = mergeJobConfig({
       agentType: 'argo-cd',
       agent: { server_url: 'https://argo.internal', api_key: 'stored' },

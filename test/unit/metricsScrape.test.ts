@@ -10,7 +10,7 @@ import { sharedRead } from '../../engine/metrics';
 
 /**
  * What /metrics shows without tenant labels, and what a burst of scrapes costs
- * (README "Security model", Metrics exposure).
+ * (docs/security.md "Metrics exposure").
  */
 describe('/metrics without tenant labels', () => {
   const registry = new Registry();
@@ -80,7 +80,7 @@ describe('/metrics without tenant labels', () => {
 
 /**
  * `flightdeck start` runs the API and the worker as processes of their own; the worker's figures reach the
- * API's /metrics through the worker's metrics listener (README "Metrics").
+ * API's /metrics through the worker's metrics listener (docs/metrics.md).
  */
 describe("another process's figures on /metrics", () => {
   const TOKEN = 'scrape-token-for-tests-0123456789';

@@ -129,7 +129,7 @@ describe('job agent configuration', () => {
 });
 
 describe('rule timers', () => {
-  it('bounds every stored duration before it becomes a workflow timer (README "Records, selectors and release targets")', () => {
+  it('bounds every stored duration before it becomes a workflow timer (docs/api.md "Records, selectors and release targets")', () => {
     expect(ruleTimerMs(30)).toBe(30_000);
     expect(ruleTimerMs(1e13)).toBe(MAX_RULE_SECONDS * 1000);
     expect(ruleTimerMs(-5)).toBe(0);

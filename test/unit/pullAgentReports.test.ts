@@ -8,11 +8,11 @@ import { PullAgent, variablesAsEnvironment } from '../../cli/agent/pullAgent';
 import { eventually } from '../helpers/eventually';
 
 /**
- * The reference agent (README "Pull agents") sends a job's result until the server takes it, with backoff
- * over 5xx answers, stops at a refusal (4xx), and removes the job's context file (it holds the job's secrets)
- * once the command has ended. It reports `in_progress` before the context file or a heartbeat exists, runs
- * nothing when that report fails, and the job's variables never replace the agent's process environment. The
- * server here is a stub of the pull endpoints.
+ * The reference agent (docs/agents.md "The reference agent") sends a job's result until the server takes it,
+ * with backoff over 5xx answers, stops at a refusal (4xx), and removes the job's context file (it holds the
+ * job's secrets) once the command has ended. It reports `in_progress` before the context file or a heartbeat
+ * exists, runs nothing when that report fails, and the job's variables never replace the agent's process
+ * environment. The server here is a stub of the pull endpoints.
  */
 describe('reference agent, reports and isolation', () => {
   let server: http.Server;

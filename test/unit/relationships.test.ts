@@ -14,7 +14,7 @@ const resource = (id: string, kind: string, metadata: Record<string, string>) =>
 
 /**
  * Relationship rules relate a target's resource to another; references read through them
- * (README "Records, selectors and release targets").
+ * (docs/api.md "Records, selectors and release targets").
  */
 describe('relationship rules', () => {
   const rule = 'to.kind == "database" && to.metadata["app"] == from.metadata["app"]';

@@ -220,7 +220,7 @@ describe('sameEvaluation and redeployFacts', () => {
     );
   });
 
-  it('drops what is deployed for a redeploy, and its policies only under an override (README "Releases and jobs")', () => {
+  it('drops what is deployed for a redeploy, and its policies only under an override (docs/api.md "Releases and jobs")', () => {
     const facts = {
       policies: [{ id: 'p' }],
       newerReleases: [{ id: 'r' }],

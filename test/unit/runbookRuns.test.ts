@@ -150,7 +150,7 @@ describe('planRunbookRun', () => {
     expect(plans[0]!.config).toEqual({ status: 'successful', message: 'db1: audit' });
     // The agent's own credentials stay the agent's: an entry cannot replace them.
     expect(plans[1]!.config.api_key).toBe('tok');
-    // Templates see the runbook as `workflow` (`{{ workflow.slug }}`, README "Workflows").
+    // Templates see the runbook as `workflow` (`{{ workflow.slug }}`, docs/api.md "Workflows").
     expect(plans[0]!.context).toMatchObject({
       workflow: { slug: 'backup' },
       run: { id: 'run-1' },

@@ -4,7 +4,7 @@ import { ValidationError } from '../../domain/errors';
 
 /**
  * What is sensitive is enforced, at any depth, and probe headers are secrets
- * (README "Security model", Encryption).
+ * (docs/security.md "Encryption").
  */
 describe('sensitive values', () => {
   const box = new SecretBox(Buffer.alloc(32, 3)).forRecord('w', 'policy', 'p');

@@ -7,7 +7,8 @@ import { strictBody } from '../../api/strictBody';
 import { z } from '../../api/schemas/zod';
 
 /**
- * The strict copies of body schemas refuse unknown keys at any depth, and only those (README "API overview").
+ * The strict copies of body schemas refuse unknown keys at any depth, and only those (docs/api.md
+ * "Conventions").
  */
 describe('strict request bodies', () => {
   const issues = (schema: z.ZodType, value: unknown) => {

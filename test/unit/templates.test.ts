@@ -34,7 +34,7 @@ describe('push-agent templates', () => {
     expect(() => renderTemplate('a: [', context)).toThrow(/not valid YAML or JSON/);
   });
 
-  it('renders sensitive variables but never the configuration\'s sealed values (README "Security model", Credential binding)', () => {
+  it('renders sensitive variables but never the configuration\'s sealed values (docs/security.md "Credential binding")', () => {
     const sealed = (value: string) => ({ $sealed: `sealed:${value}` });
     const open = (tree: Record<string, unknown>) =>
       JSON.parse(JSON.stringify(tree), (_key, value: unknown) =>

@@ -27,7 +27,7 @@ describe('pull transport', () => {
     ['a trusted proxy saying http', plain('10.0.0.5', 'http'), false],
     ['an untrusted peer saying https', plain('203.0.113.9', 'https'), false],
     // Loopback is TLS only when no forwarding header says the request came from further
-    // (README "Pull agents").
+    // (docs/agents.md "Keys and transport").
     ['a local proxy forwarding plain HTTP', plain('127.0.0.1', 'http', '203.0.113.9'), false],
     ['a local proxy naming the client only', plain('127.0.0.1', undefined, '203.0.113.9'), false],
     ['a local proxy saying https, untrusted', plain('::1', 'https'), false],
@@ -125,7 +125,7 @@ describe('pull transport', () => {
   });
 });
 
-// README "Security model", the board's session: its Secure cookie and own origin read the client's
+// docs/security.md "The board's session": its Secure cookie and own origin read the client's
 // scheme the same way, without pull's allowance for loopback: plain HTTP from loopback is plain HTTP.
 describe("the client's scheme", () => {
   it.each([

@@ -167,7 +167,7 @@ spec:
   }, 90_000);
 
   // A sync retried after a lost answer (a worker crash) finds its own sync running
-  // (README "Argo CD (`argo-cd`)").
+  // (docs/agents.md "Argo CD (`argo-cd`)").
   it('follows its own sync when the retried sync step finds it already running', async () => {
     argo.loseNextAnswers('sync');
     const { job } = await deploy('argo-crash');

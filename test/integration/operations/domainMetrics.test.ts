@@ -29,9 +29,9 @@ const value = (samples: Map<string, number>, name: string) => samples.get(name) 
 const TENANT_LABEL = /\b(workspace|agent)="/;
 
 /**
- * Domain metrics on /metrics (README "Metrics"), moving with the orchestration they describe. Without
+ * Domain metrics on /metrics (docs/metrics.md), moving with the orchestration they describe. Without
  * FLIGHTDECK_METRICS_TENANT_LABELS they name no workspace and no agent
- * (README "Security model", Metrics exposure).
+ * (docs/security.md "Metrics exposure").
  */
 describe('domain metrics', () => {
   let stack: TestStack;
@@ -179,7 +179,7 @@ describe('domain metrics with FLIGHTDECK_METRICS_TENANT_LABELS', () => {
     expect(value(claimed, `flightdeck_jobs{status="in_progress",${tenant}}`)).toBe(1);
 
     // Its success counts in the DORA gauges of its deployment and environment
-    // (README "Delivery metrics (DORA)").
+    // (docs/api.md "Delivery metrics (DORA)").
     await stack.http
       .put(`/v1/workspaces/${stack.workspaceId}/jobs/${fixture.jobs[0]!.id}/status`)
       .set(stack.auth)

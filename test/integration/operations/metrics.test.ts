@@ -13,7 +13,7 @@ function sample(text: string, name: string): number | undefined {
 }
 
 /**
- * /metrics is not open on the API's port (README "Security model", Metrics exposure). It is served by a
+ * /metrics is not open on the API's port (docs/security.md "Metrics exposure"). It is served by a
  * listener of its own (loopback by default), and on the API's port only behind the metrics token or the admin
  * token; the database-backed gauges are read at most once per interval, however often it is scraped.
  */

@@ -10,8 +10,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 import { startTestTemporalServer, type TestTemporalServer } from '../../helpers/temporalFull';
 
 /**
- * Scale-out (README "Scaling"): two API processes and two worker processes on one Temporal server and one
- * PostgreSQL. A version fans out to RESOURCES release targets; 16 pull agents claim through both
+ * Scale-out (docs/operations.md "Scaling"): two API processes and two worker processes on one Temporal server
+ * and one PostgreSQL. A version fans out to RESOURCES release targets; 16 pull agents claim through both
  * APIs; midway, one API and one worker die by SIGKILL. Every job must be completed exactly once (and
  * handed out again only after its lease expired), every release must end, and both APIs and both
  * workers must have served work before the kills.

@@ -2,8 +2,8 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Ctrlplane's deployment spelling (README "Records, selectors and release targets") — `jobAgentSelector` (CEL
- * over `jobAgent`) with `jobAgentConfig` — stored and shown as such (secrets redacted), refused next to
+ * Ctrlplane's deployment spelling (docs/api.md "Records, selectors and release targets") — `jobAgentSelector`
+ * (CEL over `jobAgent`) with `jobAgentConfig` — stored and shown as such (secrets redacted), refused next to
  * `jobAgents`, and each agent the selector matches runs a job with that configuration.
  */
 describe("a deployment's jobAgentSelector", () => {

@@ -21,9 +21,9 @@ interface Plan {
 }
 
 /**
- * Deployment plans (README "Records, selectors and release targets") — what a proposed version's jobs would
- * be given on each target, against the jobs of the current release there, secrets redacted, nothing created;
- * kept for GET.
+ * Deployment plans (docs/api.md "Records, selectors and release targets") — what a proposed version's jobs
+ * would be given on each target, against the jobs of the current release there, secrets redacted, nothing
+ * created; kept for GET.
  */
 describe('deployment plans', () => {
   let stack: TestStack;

@@ -5,9 +5,9 @@ import { dtstart, recordsApi } from '../../helpers/orchestration';
 import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * "Why is this target (not) on this version?" (README "Why isn't a target on a version?"), answered by the
- * gates' own code over the same facts the release workflow reads: its verdicts are the workflow's, rule for
- * rule.
+ * "Why is this target (not) on this version?" (docs/api.md "Why isn't a target on a version?"), answered by
+ * the gates' own code over the same facts the release workflow reads: its verdicts are the workflow's, rule
+ * for rule.
  */
 describe('explain a release target', () => {
   let stack: TestStack;

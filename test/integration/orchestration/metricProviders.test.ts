@@ -4,9 +4,9 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Ctrlplane's metric providers (README "Releases and jobs", Verification) measured for real, against a fake
- * Prometheus (with an OAuth2 token endpoint) and a fake Terraform Cloud: their requests, their results under
- * CEL, and their credentials sealed at rest.
+ * Ctrlplane's metric providers (docs/api.md "Releases and jobs", Verification) measured for real, against a
+ * fake Prometheus (with an OAuth2 token endpoint) and a fake Terraform Cloud: their requests, their results
+ * under CEL, and their credentials sealed at rest.
  */
 describe('verification metric providers', () => {
   let stack: TestStack;

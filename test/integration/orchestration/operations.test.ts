@@ -143,7 +143,7 @@ describe('release operations', () => {
     });
   });
 
-  describe('redeploy under policies (README "Releases and jobs")', () => {
+  describe('redeploy under policies (docs/api.md "Releases and jobs")', () => {
     it('never skips a gate unless the request overrides it with a reason, recorded on the release', async () => {
       const { deployment } = await lane('redeploy-gated', 'puller');
       await api.policy({
@@ -301,7 +301,7 @@ describe('release operations', () => {
       expect(listed.items[0].state.latestJob.status).toBe('successful');
 
       // Probe headers are sealed at rest, sent only with the probe, shown redacted
-      // (README "Security model", Encryption).
+      // (docs/security.md "Encryption").
       expect(probeAuthorizations).toContain('Bearer probe-secret-123');
       const policy = await api.get<{
         rules: { verification: { metrics: { provider: { headers?: object } }[] } }[];

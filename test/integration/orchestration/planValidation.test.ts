@@ -21,8 +21,8 @@ deny contains msg if {
 `;
 
 /**
- * Ctrlplane's `planValidationOpa` rule (README "Releases and jobs"), checked at write and enforced on each
- * release's plan.
+ * Ctrlplane's `planValidationOpa` rule (docs/api.md "Releases and jobs"), checked at write and enforced on
+ * each release's plan.
  */
 describe('plan validation (OPA)', () => {
   let stack: TestStack;
@@ -98,7 +98,7 @@ describe('plan validation (OPA)', () => {
     };
     expect(await planRules()).toEqual([expect.objectContaining(denied)]);
 
-    // Explain runs no policy itself (README "Security model", OPA sandbox): a rule the workflow has not
+    // Explain runs no policy itself (docs/security.md "OPA sandbox"): a rule the workflow has not
     // evaluated yet (the worker is stopped) is pending, though running it would pass.
     await stack.stopWorker();
     try {

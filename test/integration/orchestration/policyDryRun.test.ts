@@ -15,7 +15,7 @@ interface DryRun {
 
 /**
  * A policy tried before it is saved: which targets it would hold now, and why, by rule
- * (README "Why isn't a target on a version?").
+ * (docs/api.md "Why isn't a target on a version?").
  */
 describe('policy dry-run', () => {
   let stack: TestStack;

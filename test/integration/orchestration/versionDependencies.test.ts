@@ -11,9 +11,9 @@ interface Release {
 }
 
 /**
- * Deployment-version dependencies (README "Releases and jobs"). A version that depends on another deployment
- * deploys on a resource only once that deployment's current version there matches the selector; the
- * dependency's success wakes it. Dependencies are declared inline at version creation (atomically)
+ * Deployment-version dependencies (docs/api.md "Releases and jobs"). A version that depends on another
+ * deployment deploys on a resource only once that deployment's current version there matches the selector;
+ * the dependency's success wakes it. Dependencies are declared inline at version creation (atomically)
  * or one by one, and are checked: CEL, not the version's own deployment, the workspace's deployments.
  * Ctrlplane's `deploymentDependency` policy rule holds releases the same way, by policy.
  */

@@ -236,7 +236,10 @@ describe('webhooks', () => {
   });
 });
 
-/** README "Webhooks": a workspace's deliveries per minute are capped, and its backlog never holds another's. */
+/**
+ * docs/api.md "Webhooks": a workspace's deliveries per minute are capped, and its backlog never holds
+ * another's.
+ */
 describe('webhook deliveries per workspace', () => {
   const CAP = 3;
   let stack: TestStack;

@@ -7,8 +7,8 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  * A claim id, whenever one is given, must be the job's current claim, even for an agent that does not enforce
  * claim ids (docs/design.md "Decisions": fencing); a cancelled job's agent is asked to stop it, and once it
  * reports `cancelled` the claim is gone, so its next heartbeat answers 409 with its status; once a final
- * report ended the claim, every claim id is stale, even one repeating that status (README "Pull agents"); a
- * status report and a lease expiry racing each other never deadlock and never both win.
+ * report ended the claim, every claim id is stale, even one repeating that status (docs/agents.md "Writing
+ * your own agent"); a status report and a lease expiry racing each other never deadlock and never both win.
  */
 describe('pull agents, fencing of stale claims', () => {
   let stack: TestStack;

@@ -111,7 +111,8 @@ describe('pull agents under a lease', () => {
     expect(Date.now() - claimedAt).toBeLessThan(7_000);
     expect(await claimRecords(job.id)).toEqual([]);
     expect(await leaseOutcome(job.id, claimed.claim_id!)).toBe('expired');
-    // Heartbeats for the lost claim extend nothing: 409, with the job's status (README "Pull agents").
+    // Heartbeats for the lost claim extend nothing: 409, with the job's status (docs/agents.md "Writing your
+    // own agent").
     expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
   });
 

@@ -6,8 +6,9 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 const QUEUED = 1_500;
 
 /**
- * A poll's cost does not grow with the queue (README "Pull agents"). Its page comes from the queue's index,
- * and its total is exact when the page is not full, else counted at most POLL_COUNT_AHEAD past it.
+ * A poll's cost does not grow with the queue (docs/agents.md "Writing your own agent"). Its page comes from
+ * the queue's index, and its total is exact when the page is not full, else counted at most POLL_COUNT_AHEAD
+ * past it.
  */
 describe('polls over a long queue', () => {
   let stack: TestStack;

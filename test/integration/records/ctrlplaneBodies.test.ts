@@ -4,8 +4,8 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Ctrlplane's clients read our bodies (README "API overview"). Each operation's answer is validated against
- * the reference's response schema for that operation and status, relaxed only by SPEC_WINS
+ * Ctrlplane's clients read our bodies (docs/api.md "Conventions"). Each operation's answer is validated
+ * against the reference's response schema for that operation and status, relaxed only by SPEC_WINS
  * (test/helpers/ctrlplaneReference.ts).
  */
 const ADMIN_TOKEN = 'bodies-admin-token-0123456789abcdef';
@@ -274,8 +274,8 @@ describeWithReference("response bodies against Ctrlplane's schemas", () => {
       ['requestEnvironmentDeletion', `/environments/${environmentId}`],
       ['requestSystemDeletion', `/systems/${systemId}`],
     ];
-    // Ctrlplane's document gives this delete 202, its own clients and e2e suite expect 200 (README, API
-    // overview): 200, with the body the document gives.
+    // Ctrlplane's document gives this delete 202, its own clients and e2e suite expect 200 (docs/api.md
+    // "Conventions"): 200, with the body the document gives.
     const byIdentifier = await stack.http.delete(`${ws()}/resources/identifier/answers-node`).set(stack.auth);
     expect(byIdentifier.status).toBe(200);
     expect(validator.errors('requestResourceDeletionByIdentifier', 202, byIdentifier.body)).toEqual([]);

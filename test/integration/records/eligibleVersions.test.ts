@@ -8,7 +8,7 @@ interface Page {
 
 /**
  * The versions eligible on a release target — ready versions passing every policy rule there now,
- * newest first; a CEL filter, then pages; rules skipped by id (README "API overview", Release targets).
+ * newest first; a CEL filter, then pages; rules skipped by id (docs/api.md "Endpoints", Release targets).
  */
 describe('eligible versions of a release target', () => {
   let stack: TestStack;

@@ -6,9 +6,10 @@ import { createOtherWorkspace, expectFieldError, type WorkspaceAccess } from '..
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * README "Selectors": CEL-filtered lists are complete at any size. Filters of the shapes
- * engine/selectors/celSql.ts translates run in PostgreSQL with an exact total and the answers CEL gives; any other filter reads
- * `FILTER_SCAN_LIMIT` records per request and answers a cursor that reads on.
+ * docs/api.md "Records, selectors and release targets", selectors: CEL-filtered lists are complete at any
+ * size. Filters of the shapes engine/selectors/celSql.ts translates run in PostgreSQL with an exact total and
+ * the answers CEL gives; any other filter reads `FILTER_SCAN_LIMIT` records per request and answers a cursor
+ * that reads on.
  */
 describe('filtered lists past the scan limit', () => {
   let stack: TestStack;

@@ -2,7 +2,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Ctrlplane's job with its release, and a target's desired release (README "API overview"). */
+/** Ctrlplane's job with its release, and a target's desired release (docs/api.md "Conventions"). */
 describe('a job with its release, and desired releases', () => {
   let stack: TestStack;
   let agent: PullFixture;

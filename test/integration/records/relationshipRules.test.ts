@@ -6,7 +6,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 /**
  * Ctrlplane's relationship rules — CRUD with their CEL over `from` and `to` checked — and variable values
  * that read a field of the related resource when a job is created
- * (README "Records, selectors and release targets").
+ * (docs/api.md "Records, selectors and release targets").
  */
 describe('relationship rules', () => {
   let stack: TestStack;

@@ -3,7 +3,7 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Ctrlplane's reads around a resource (README "API overview", Resources) — the targets a resource would get
+ * Ctrlplane's reads around a resource (docs/api.md "Endpoints", Resources) — the targets a resource would get
  * (writing nothing), its deployments, its variables (read, and replaced in bulk), its target in a
  * deployment — and resource search; and `?cel=` as Ctrlplane's CLI encodes it.
  */

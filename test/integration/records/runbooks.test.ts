@@ -14,7 +14,7 @@ interface RunbookRun {
 }
 
 /**
- * Runbooks, at Ctrlplane's `/workflows` paths (README "Workflows"): CRUD by id and slug, runs that fan
+ * Runbooks, at Ctrlplane's `/workflows` paths (docs/api.md "Workflows"): CRUD by id and slug, runs that fan
  * out jobs routed by selector.
  */
 describe('runbooks (the /workflows API)', () => {

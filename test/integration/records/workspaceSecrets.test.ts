@@ -6,7 +6,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 const ADMIN_TOKEN = 'workspace-secrets-admin-token-of-32-chars';
 
 /**
- * Workspace secrets (README "Workspace secrets"): written by name and never answered; referenced
+ * Workspace secrets (docs/security.md "Workspace secrets"): written by name and never answered; referenced
  * from credential fields as `secret://<name>`, answered as written, and bound to the destination of
  * the first record that references them.
  */

@@ -11,7 +11,7 @@ const PER_ITEM = 'resource.config.items.exists(i, i.contains("zz") && i.endsWith
 const LARGE_ITEMS = Array.from({ length: 60_000 }, (_, i) => `item-${i}`);
 
 /**
- * README "Security model", CEL budget: an expression is priced before it runs and metered while it
+ * docs/security.md "CEL budget": an expression is priced before it runs and metered while it
  * runs; one given with a request answers 422 past its budget, a saved one that turns out slow does
  * not match there and says so on its record and in explain.
  */

@@ -6,7 +6,7 @@ import { expectNothingWritten, expectProblem } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * A stored credential stays bound to where it was stored (README "Security model", Credential binding).
+ * A stored credential stays bound to where it was stored (docs/security.md "Credential binding").
  * Keeping an agent's secret with `{"sensitive": true}` while its endpoint or type changes, or a metric
  * provider's while its type or an address it calls changes, is refused (409 `credential_destination_changed`)
  * and changes nothing; sending the credential itself moves it. A template, whoever wrote it (a version, a

@@ -11,7 +11,7 @@ const HOSTILE_REASON =
   'routine\u001b[2J\u0007\rAll holds lifted \u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007';
 
 /**
- * README "Security model", shared processes: names, reasons and descriptions refuse control
+ * docs/security.md "Shared processes": names, reasons and descriptions refuse control
  * characters at write (a multi-line field keeps tab and line feed), and the CLI prints what was
  * stored before with them escaped.
  */

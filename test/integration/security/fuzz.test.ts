@@ -8,8 +8,9 @@ const ADMIN_TOKEN = 'operator-token-for-fuzzing-0123456789';
 /**
  * Every malformed request the OpenAPI document implies, sent to a workspace that holds one record
  * of each kind: no answer is a 5xx, every answer is a 4xx problem, and no table changed. A key no
- * schema declares, at any depth of any body, is a 400 naming its path (README "API overview"); a control
- * character in text people read is a 400 naming the field and the character (README "Security model").
+ * schema declares, at any depth of any body, is a 400 naming its path (docs/api.md "Conventions"); a control
+ * character in text people read is a 400 naming the field and the character (docs/security.md "Shared
+ * processes").
  */
 describe('malformed requests derived from the OpenAPI document', () => {
   let stack: TestStack;

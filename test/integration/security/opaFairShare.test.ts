@@ -39,7 +39,7 @@ const noteEnd = (finished: string[], label: string, call: Promise<unknown>) =>
 /**
  * The `opa` processes are shared fairly between workspaces (no workspace holds them all, another's
  * evaluation gets the next slot), and a session (a policy write, a release's evaluation) has a
- * budget of `opa` time over all its policies (README "Security model", OPA sandbox).
+ * budget of `opa` time over all its policies (docs/security.md "OPA sandbox").
  */
 describe('OPA fair share and budgets', () => {
   it("lets another workspace's evaluation through while one workspace queues many slow ones", async () => {

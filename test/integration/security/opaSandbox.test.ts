@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * A tenant's Rego reaches neither the network nor the server's files nor its environment
- * (README.md "Security model", OPA sandbox), whether the policy is written now (refused at write)
+ * (docs/security.md "OPA sandbox"), whether the policy is written now (refused at write)
  * or was stored before (refused when evaluated, by the release's workflow), and explaining a
  * release runs no policy at all.
  */

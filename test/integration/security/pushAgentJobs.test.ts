@@ -2,9 +2,9 @@ import { recordsApi } from '../../helpers/orchestration';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * Only an http-pull agent's jobs are handed out or given back (README "Pull agents"). A push agent's job
- * carries that agent's decrypted endpoint and credentials: the legacy queue, a claim and a requeue
- * of it are refused and show nothing of its configuration.
+ * Only an http-pull agent's jobs are handed out or given back (docs/agents.md "Writing your own agent"). A
+ * push agent's job carries that agent's decrypted endpoint and credentials: the legacy queue, a claim and a
+ * requeue of it are refused and show nothing of its configuration.
  */
 describe('push agents jobs are never handed out', () => {
   let stack: TestStack;

@@ -14,7 +14,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  * and owner (`fd2:`), in every table that holds them; a plain string that only looks sealed stays; the job
  * still hands out the same secrets. A run that leaves nothing to rewrite retires legacy values, and from then
  * on none opens, in a process that was running (within its check interval) or one that starts; later runs
- * bind nothing (README "Security model", Encryption).
+ * bind nothing (docs/security.md "Encryption").
  */
 describe('admin reseal', () => {
   let stack: TestStack;

@@ -6,7 +6,7 @@ import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * The sealed-value marker is refused in every request (README "Security model", Encryption), so nobody can
+ * The sealed-value marker is refused in every request (docs/security.md "Encryption"), so nobody can
  * plant a ciphertext for a claim to decrypt; each ciphertext is bound to its workspace and record, so one
  * copied into another job (from another workspace, or another release of the same one) does not open even
  * under the server's own key; a stored secret that does not open never makes a claim answer 500 nor leaves

@@ -4,7 +4,7 @@ import { expectFieldError, expectNothingWritten } from '../../helpers/records';
 import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
- * A variable reference never reads a secret (README "Security model", Credential binding). A reference into
+ * A variable reference never reads a secret (docs/security.md "Credential binding"). A reference into
  * the job agent configurations of a deployment or a version (where credentials are stored) is refused when it
  * is written, for deployment variables and variable sets alike; one stored before resolves to nothing,
  * so the secret reaches neither the variables preview nor a job.

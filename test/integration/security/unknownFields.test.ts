@@ -4,7 +4,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
 
 /**
  * A body field an endpoint does not take is refused (400, named with its full path, at any depth),
- * never silently dropped (README "API overview").
+ * never silently dropped (docs/api.md "Conventions").
  */
 describe('unknown body fields', () => {
   let stack: TestStack;

@@ -26,7 +26,7 @@ function boardCookie(headers: Record<string, unknown>): BoardCookie {
 }
 
 /**
- * README "Security model", the board's session: the board's cookie holds a server-side session's id,
+ * docs/security.md "The board's session": the board's cookie holds a server-side session's id,
  * never the key; the session is bound to its key, ends at sign-out, at the key's revocation and at
  * expiry; `Secure` and the request's own
  * origin believe forwarding headers from trusted proxies only; board writes refuse other sites.

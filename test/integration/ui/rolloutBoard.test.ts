@@ -7,10 +7,10 @@ import { recordsApi } from '../../helpers/orchestration';
 import { agentKey } from '../../helpers/pull';
 import { listenOnSocket, startTestStack, type TestStack } from '../../helpers/stack';
 
-/** Where the board's screenshot is written, for people and for the README. */
+/** Where the board's screenshot is written, for people and for docs/api.md "The rollout board". */
 const SCREENSHOT = path.join(__dirname, '../../../test-results/rollout-board.png');
 
-/** The rollout board (README "The rollout board"), driven in headless Chromium against a real stack. */
+/** The rollout board (docs/api.md "The rollout board"), driven in headless Chromium against a real stack. */
 describe('rollout board (/ui)', () => {
   let stack: TestStack;
   let server: Awaited<ReturnType<typeof listenOnSocket>>;
