@@ -4,9 +4,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database';
-import type { SecretBox } from '../db/secrets';
 import { recordSelectorOverruns } from '../engine/selectors';
-import { createStores, type Stores } from '../application';
+import type { StoreFactory } from '../application';
 import { SYSTEM_ACTOR } from '../domain/audit';
 import { authenticate } from './middleware/auth';
 import { urlInput } from './middleware/urlInput';
@@ -48,17 +47,19 @@ import { variableRoutes } from './routes/variables';
 import { versionDependencyRoutes } from './routes/versionDependencies';
 import { versionRoutes } from './routes/versions';
 import { workspaceRoutes } from './routes/workspaces';
-import type { RegoEngine } from '../domain/planValidation';
-import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
-import { DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE } from '../db/webhookAdmissions';
 import { domainEvents, registerStateGauges, STATE_READ_INTERVAL_MS } from '../engine/metrics';
 import { metricsListenerApp } from './metricsListener';
 import { processMetrics, prometheusText, scrapeMetrics } from './metricsScrape';
 import { uiRouter } from './routes/ui';
 
 export interface AppDeps {
-  orm: Database;
-  secrets: SecretBox;
+  /** Each request's stores (application/index.ts `storeFactory`; fakes in route tests). */
+  stores: StoreFactory;
+  /**
+   * Where the selector overruns met while serving are written and the state gauges of /metrics
+   * are read; absent (route tests), neither is.
+   */
+  orm?: Database;
   logger: Logger;
   readiness: ReadinessChecks;
   bodyLimit: string;
@@ -83,14 +84,6 @@ export interface AppDeps {
   transport: TransportPolicy;
   /** The Temporal UI, linked from the rollout board. */
   temporalUi?: { url: string; namespace: string };
-  /** Checks the Rego of `planValidationOpa` policy rules when they are written (cli/opa.ts). */
-  rego: RegoEngine;
-  /** Wraps each request's stores: test-only faults (cli/faults.ts); absent in production. */
-  decorateStores?: (stores: Stores) => Stores;
-  /** A policy skip's default and longest life (domain/policySkips.ts defaults when absent). */
-  policySkips?: SkipLifetimes;
-  /** Webhook deliveries a workspace may start per minute: redeliveries past it answer 429. */
-  webhookDeliveriesPerMinute?: number;
 }
 
 export interface FlightdeckApp {
@@ -168,7 +161,7 @@ function mount(router: Router<AppState>, route: Route, deps: AppDeps): void {
 
 export function createApp(deps: AppDeps): FlightdeckApp {
   const routes = [...healthRoutes(deps.readiness), ...apiRoutes];
-  recordSelectorOverruns(deps.orm);
+  if (deps.orm) recordSelectorOverruns(deps.orm);
   const openapi = buildOpenApiDocument(routes, deps.version);
   const httpMetrics = createHttpMetrics();
 
@@ -181,15 +174,7 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   app.use(problemMiddleware());
   app.use(async (ctx, next) => {
     ctx.state.origin = { actor: SYSTEM_ACTOR, requestId: ctx.state.requestId };
-    const stores = createStores(
-      deps.orm,
-      deps.secrets,
-      deps.rego,
-      deps.policySkips ?? DEFAULT_SKIP_LIFETIMES,
-      deps.webhookDeliveriesPerMinute ?? DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE,
-      ctx.state.origin,
-    );
-    ctx.state.stores = deps.decorateStores ? deps.decorateStores(stores) : stores;
+    ctx.state.stores = deps.stores(ctx.state.origin);
     await next();
   });
   app.use(urlInput());
@@ -200,11 +185,13 @@ export function createApp(deps: AppDeps): FlightdeckApp {
   const root = new Router<AppState>();
   for (const route of routes.filter((r) => r.root)) mount(root, route, deps);
   const docs = documentationRouter(openapi);
-  registerStateGauges(
-    httpMetrics.registry,
-    deps.orm,
-    deps.metrics?.stateIntervalMs ?? STATE_READ_INTERVAL_MS,
-  );
+  if (deps.orm) {
+    registerStateGauges(
+      httpMetrics.registry,
+      deps.orm,
+      deps.metrics?.stateIntervalMs ?? STATE_READ_INTERVAL_MS,
+    );
+  }
   const sdkUrl = deps.metrics?.temporalSdkUrl;
   const workerUrl = deps.metrics?.workerUrl;
   const scrape = () =>

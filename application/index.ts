@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../db/database';
 import type { RegoEngine } from '../domain/planValidation';
 import type { SecretBox } from '../db/secrets';
-import { SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
+import type { AuditOrigin } from '../db/audit';
+import { DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE } from '../db/webhookAdmissions';
 import { ApiKeyStore } from './apiKeys';
 import { AuditStore } from './audit';
 import { BoardSessionStore } from './boardSessions';
@@ -14,7 +15,7 @@ import { EnvironmentStore } from './environments';
 import { JobAgentStore } from './jobAgents';
 import { JobStore } from './jobs';
 import { PolicyStore } from './policies';
-import { PullStore } from '../engine/jobMoves';
+import { PullStore } from './pull';
 import { RelationshipRuleStore } from './relationshipRules';
 import { ReleaseStore } from './releases';
 import { ReleaseTargetStore } from './releaseTargets';
@@ -23,7 +24,7 @@ import { ResourceLookupStore } from './resourceLookups';
 import { ResourceStore } from './resources';
 import { PolicySkipStore } from './policySkips';
 import { HoldStore } from './holds';
-import type { SkipLifetimes } from '../domain/policySkips';
+import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 import { RolloutBoardStore } from './rolloutBoard';
 import { DoraView } from './dora';
 import { RunbookStore } from './runbooks';
@@ -37,83 +38,105 @@ import { VersionStore } from './versions';
 import { WorkspaceStore } from './workspaces';
 import { GithubWebhookStore } from './githubWebhooks';
 
-/** What the HTTP layer may ask of persistence; one set per request, sharing one EntityManager. */
+/**
+ * The public methods of a store's class, without its private state: the class stays the one source
+ * of their signatures, and a test can hand the API a fake of them (test/unit/api/fakeStores.ts).
+ */
+type Public<Store> = Pick<Store, keyof Store>;
+
+/**
+ * What the HTTP layer may ask of persistence: of each store, the methods the API calls. The API
+ * depends on these alone; `storeFactory` builds the real ones.
+ */
 export interface Stores {
-  workspaces: WorkspaceStore;
-  apiKeys: ApiKeyStore;
-  boardSessions: BoardSessionStore;
-  systems: SystemStore;
-  environments: EnvironmentStore;
-  deployments: DeploymentStore;
-  deploymentPlans: DeploymentPlanStore;
-  versions: VersionStore;
-  versionDependencies: VersionDependencyStore;
-  resources: ResourceStore;
-  resourceLookups: ResourceLookupStore;
-  resourceProviders: ResourceProviderStore;
-  jobAgents: JobAgentStore;
-  variables: VariableStore;
-  variableSets: VariableSetStore;
-  policies: PolicyStore;
-  policySkips: PolicySkipStore;
-  holds: HoldStore;
-  audit: AuditStore;
-  webhooks: WebhookStore;
-  workspaceSecrets: WorkspaceSecretStore;
-  releaseTargets: ReleaseTargetStore;
-  relationshipRules: RelationshipRuleStore;
-  releases: ReleaseStore;
-  jobs: JobStore;
-  targetStates: TargetStateStore;
-  pull: PullStore;
-  githubWebhooks: GithubWebhookStore;
-  runbooks: RunbookStore;
-  rolloutBoard: RolloutBoardStore;
-  dora: DoraView;
-  selectorOverruns: SelectorOverrunStore;
+  workspaces: Omit<WorkspaceStore, 'oldest'>;
+  apiKeys: Public<ApiKeyStore>;
+  boardSessions: Public<BoardSessionStore>;
+  systems: Public<SystemStore>;
+  environments: Public<EnvironmentStore>;
+  deployments: Public<DeploymentStore>;
+  deploymentPlans: Public<DeploymentPlanStore>;
+  versions: Public<VersionStore>;
+  versionDependencies: Public<VersionDependencyStore>;
+  resources: Public<ResourceStore>;
+  resourceLookups: Public<ResourceLookupStore>;
+  resourceProviders: Public<ResourceProviderStore>;
+  jobAgents: Public<JobAgentStore>;
+  variables: Public<VariableStore>;
+  variableSets: Public<VariableSetStore>;
+  policies: Public<PolicyStore>;
+  policySkips: Public<PolicySkipStore>;
+  holds: Public<HoldStore>;
+  audit: Public<AuditStore>;
+  webhooks: Public<WebhookStore>;
+  workspaceSecrets: Public<WorkspaceSecretStore>;
+  releaseTargets: Public<ReleaseTargetStore>;
+  relationshipRules: Public<RelationshipRuleStore>;
+  releases: Omit<ReleaseStore, 'get'>;
+  jobs: Omit<JobStore, 'withReleases'>;
+  targetStates: Public<TargetStateStore>;
+  pull: Public<PullStore>;
+  githubWebhooks: Public<GithubWebhookStore>;
+  runbooks: Public<RunbookStore>;
+  rolloutBoard: Public<RolloutBoardStore>;
+  dora: Public<DoraView>;
+  selectorOverruns: Public<SelectorOverrunStore>;
 }
 
-export function createStores(
-  orm: Database,
-  secrets: SecretBox,
-  rego: RegoEngine,
-  skipLifetimes: SkipLifetimes,
-  webhookDeliveriesPerMinute: number,
-  origin: AuditOrigin = SYSTEM_ORIGIN,
-): Stores {
-  const em = orm.em.fork() as EntityManager;
-  return {
-    workspaces: new WorkspaceStore(em),
-    apiKeys: new ApiKeyStore(em),
-    boardSessions: new BoardSessionStore(em),
-    systems: new SystemStore(em),
-    environments: new EnvironmentStore(em),
-    deployments: new DeploymentStore(em, secrets),
-    deploymentPlans: new DeploymentPlanStore(em, secrets),
-    versions: new VersionStore(em, secrets, origin),
-    versionDependencies: new VersionDependencyStore(em),
-    resources: new ResourceStore(em, secrets, origin),
-    resourceLookups: new ResourceLookupStore(em),
-    resourceProviders: new ResourceProviderStore(em),
-    jobAgents: new JobAgentStore(em, secrets),
-    variables: new VariableStore(em, secrets),
-    variableSets: new VariableSetStore(em, secrets),
-    policies: new PolicyStore(em, secrets, rego),
-    policySkips: new PolicySkipStore(em, skipLifetimes, origin),
-    holds: new HoldStore(em),
-    audit: new AuditStore(em, origin),
-    webhooks: new WebhookStore(em, secrets, webhookDeliveriesPerMinute),
-    workspaceSecrets: new WorkspaceSecretStore(em, secrets),
-    releaseTargets: new ReleaseTargetStore(em, secrets),
-    relationshipRules: new RelationshipRuleStore(em),
-    releases: new ReleaseStore(em, origin),
-    jobs: new JobStore(em, origin),
-    targetStates: new TargetStateStore(em),
-    pull: new PullStore(em, secrets, origin),
-    githubWebhooks: new GithubWebhookStore(em, secrets),
-    runbooks: new RunbookStore(em, secrets, origin),
-    rolloutBoard: new RolloutBoardStore(em),
-    dora: new DoraView(em),
-    selectorOverruns: new SelectorOverrunStore(em),
+/** The stores of one request, acting as its origin (db/audit.ts): one set per request. */
+export type StoreFactory = (origin: AuditOrigin) => Stores;
+
+/** What the real stores need beside the database. */
+export interface StoreSettings {
+  secrets: SecretBox;
+  /** Checks the Rego of `planValidationOpa` policy rules when they are written (cli/opa.ts). */
+  rego: RegoEngine;
+  /** A policy skip's default and longest life (domain/policySkips.ts defaults when absent). */
+  skipLifetimes?: SkipLifetimes;
+  /** Webhook deliveries a workspace may start per minute: redeliveries past it answer 429. */
+  webhookDeliveriesPerMinute?: number;
+}
+
+/** The real stores over PostgreSQL: each set shares one EntityManager, forked for it. */
+export function storeFactory(orm: Database, settings: StoreSettings): StoreFactory {
+  const { secrets, rego } = settings;
+  const skipLifetimes = settings.skipLifetimes ?? DEFAULT_SKIP_LIFETIMES;
+  const deliveriesPerMinute = settings.webhookDeliveriesPerMinute ?? DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE;
+  return (origin) => {
+    const em = orm.em.fork() as EntityManager;
+    return {
+      workspaces: new WorkspaceStore(em),
+      apiKeys: new ApiKeyStore(em),
+      boardSessions: new BoardSessionStore(em),
+      systems: new SystemStore(em),
+      environments: new EnvironmentStore(em),
+      deployments: new DeploymentStore(em, secrets),
+      deploymentPlans: new DeploymentPlanStore(em, secrets),
+      versions: new VersionStore(em, secrets, origin),
+      versionDependencies: new VersionDependencyStore(em),
+      resources: new ResourceStore(em, secrets, origin),
+      resourceLookups: new ResourceLookupStore(em),
+      resourceProviders: new ResourceProviderStore(em),
+      jobAgents: new JobAgentStore(em, secrets),
+      variables: new VariableStore(em, secrets),
+      variableSets: new VariableSetStore(em, secrets),
+      policies: new PolicyStore(em, secrets, rego),
+      policySkips: new PolicySkipStore(em, skipLifetimes, origin),
+      holds: new HoldStore(em),
+      audit: new AuditStore(em, origin),
+      webhooks: new WebhookStore(em, secrets, deliveriesPerMinute),
+      workspaceSecrets: new WorkspaceSecretStore(em, secrets),
+      releaseTargets: new ReleaseTargetStore(em, secrets),
+      relationshipRules: new RelationshipRuleStore(em),
+      releases: new ReleaseStore(em, origin),
+      jobs: new JobStore(em, origin),
+      targetStates: new TargetStateStore(em),
+      pull: new PullStore(em, secrets, origin),
+      githubWebhooks: new GithubWebhookStore(em, secrets),
+      runbooks: new RunbookStore(em, secrets, origin),
+      rolloutBoard: new RolloutBoardStore(em),
+      dora: new DoraView(em),
+      selectorOverruns: new SelectorOverrunStore(em),
+    };
   };
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import pino from 'pino';
 import { createApp } from '../api/app';
+import { storeFactory } from '../application';
 import { listen } from '../api/server';
 import { migrate, openDatabase, pingDatabase } from '../db/database';
 import { SecretBox } from '../db/secrets';
@@ -84,17 +85,19 @@ export async function run(): Promise<Record<string, unknown>> {
     const seedSeconds = round((performance.now() - seeding) / 1000, 1);
 
     const { app } = createApp({
+      stores: storeFactory(orm, {
+        secrets: SecretBox.fromString(SecretBox.generateKey()),
+        rego: {
+          session: () => {
+            throw new Error('the filtered lists bench writes no policies');
+          },
+        },
+      }),
       orm,
-      secrets: SecretBox.fromString(SecretBox.generateKey()),
       logger: pino({ level: process.env.LOG_LEVEL ?? 'warn' }),
       bodyLimit: '1mb',
       version: 'bench',
       transport: { trustedProxies: [], allowInsecurePull: false },
-      rego: {
-        session: () => {
-          throw new Error('the filtered lists bench writes no policies');
-        },
-      },
       readiness: { postgres: () => pingDatabase(orm) },
     });
     const server = await listen(app, '127.0.0.1', 0);

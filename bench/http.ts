@@ -2,6 +2,7 @@ import { findOpa, OpaEngine } from '../cli/opa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createApp } from '../api/app';
+import { storeFactory } from '../application';
 import { listen } from '../api/server';
 import { pingDatabase } from '../db/database';
 import { SecretBox } from '../db/secrets';
@@ -24,13 +25,12 @@ export async function run(): Promise<Record<string, unknown>> {
   const { key } = await new ApiKeyStore(em).create({ workspaceId: workspace.id, name: 'bench' });
   const secrets = SecretBox.fromString(SecretBox.generateKey());
   const { app } = createApp({
+    stores: storeFactory(env.orm, { secrets, rego: new OpaEngine(findOpa()) }),
     orm: env.orm,
-    secrets,
     logger: env.logger,
     bodyLimit: '1mb',
     version: 'bench',
     transport: { trustedProxies: [], allowInsecurePull: false },
-    rego: new OpaEngine(findOpa()),
     readiness: { postgres: () => pingDatabase(env.orm) },
   });
   const server = await listen(app, '127.0.0.1', 0);

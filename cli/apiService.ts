@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
+import { storeFactory, type StoreFactory } from '../application';
 import { listen, type ApiServer } from '../api/server';
 import { pingDatabase, type Database } from '../db/database';
 import type { SecretBox } from '../db/secrets';
 import type { Config } from './config';
-import { storesWithFaults } from './faults';
 import { processRegoEngine } from './opa';
 import { TemporalHealth } from './temporalHealth';
 import { flightdeckVersion } from './version';
@@ -22,6 +22,16 @@ export interface ApiService {
   close(): Promise<void>;
 }
 
+/** The stores the API's requests get, as the configuration sets them. */
+export function apiStores(config: Config, orm: Database, secrets: SecretBox): StoreFactory {
+  return storeFactory(orm, {
+    secrets,
+    rego: processRegoEngine(),
+    skipLifetimes: config.api.policySkips,
+    webhookDeliveriesPerMinute: config.webhooks.deliveriesPerMinute,
+  });
+}
+
 /**
  * The HTTP API, asking Temporal's frontend only whether it serves (for /readyz), and /metrics
  * on a listener of its own (FLIGHTDECK_METRICS_HOST and _PORT, 127.0.0.1:9464 by default; the
@@ -35,12 +45,14 @@ export async function startApiService(options: {
   logger: Logger;
   /** The Temporal UI, linked from the rollout board. */
   temporalUiUrl?: string;
+  /** Each request's stores (default: `apiStores`). */
+  stores?: StoreFactory;
 }): Promise<ApiService> {
   const { config, orm, logger } = options;
   const temporal = new TemporalHealth(options.temporalAddress);
   const { app, metricsApp } = createApp({
+    stores: options.stores ?? apiStores(config, orm, options.secrets),
     orm,
-    secrets: options.secrets,
     logger: logger.child({ component: 'api' }),
     bodyLimit: config.api.bodyLimit,
     adminToken: config.api.adminToken,
@@ -50,13 +62,9 @@ export async function startApiService(options: {
       workerUrl: config.api.metrics.workerUrl,
     },
     transport: config.api.transport,
-    rego: processRegoEngine(),
     ...(options.temporalUiUrl
       ? { temporalUi: { url: options.temporalUiUrl, namespace: config.temporal.namespace } }
       : {}),
-    decorateStores: storesWithFaults(config.api.faults),
-    policySkips: config.api.policySkips,
-    webhookDeliveriesPerMinute: config.webhooks.deliveriesPerMinute,
     version: flightdeckVersion(),
     readiness: {
       postgres: () => pingDatabase(orm),

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { egressEntryProblem, type EgressPolicy } from '../activities/egress';
 import { z } from 'zod';
-import { FAULTS, type Faults } from './faults';
 import type { TransportPolicy } from '../api/middleware/transport';
 import { SecretBox } from '../db/secrets';
 import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKFLOW_CACHE_MB } from '../worker/tuning';
@@ -93,9 +92,6 @@ const envSchema = z.object({
     .min(1)
     .max(100_000)
     .default(DEFAULT_WEBHOOK_DELIVERIES_PER_MINUTE),
-  FLIGHTDECK_FAULT_INJECTION: commaList()
-    .pipe(z.array(z.enum(FAULTS, { error: `must name faults among ${FAULTS.join(', ')}` })))
-    .transform((names): Faults => new Set(names)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: optionalString.pipe(
     z
@@ -178,8 +174,6 @@ export interface Config {
     /** Certificate and key files: when both are set, the API speaks HTTPS. */
     tls?: { certFile: string; keyFile: string };
     transport: TransportPolicy;
-    /** Test-only: named faults to inject (docs/configuration.md, `FLIGHTDECK_FAULT_INJECTION`). */
-    faults: Faults;
     /** A policy skip's default and longest life. */
     policySkips: SkipLifetimes;
   };
@@ -270,7 +264,6 @@ function apiConfig(e: z.infer<typeof envSchema>): Config['api'] {
       trustedProxies: e.FLIGHTDECK_TRUSTED_PROXIES,
       allowInsecurePull: e.FLIGHTDECK_INSECURE_PULL,
     },
-    faults: e.FLIGHTDECK_FAULT_INJECTION,
     policySkips: {
       defaultSeconds: e.FLIGHTDECK_POLICY_SKIP_DEFAULT_SECONDS,
       maxSeconds: e.FLIGHTDECK_POLICY_SKIP_MAX_SECONDS,

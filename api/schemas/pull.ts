@@ -1,4 +1,5 @@
-import type { LegacyQueueItem, PollItem } from '../../engine/jobMoves';
+import type { LegacyQueueItem } from '../../application/pull';
+import type { PollItem } from '../../engine/jobMoves';
 import { displayText } from '../../domain/displayText';
 import { JsonObjectSchema, pageQuery, Timestamp } from './common';
 import { JobSchema, JobStatusInput, JobStatusSchema } from './job';

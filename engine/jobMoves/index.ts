@@ -16,4 +16,16 @@ export {
   type LeaseGrant,
 } from './claims';
 export { moveDispatchedJob } from './dispatch';
-export { POLL_COUNT_AHEAD, PullStore, type AgentCaller, type LegacyQueueItem, type PollItem } from './pull';
+export {
+  POLL_COUNT_AHEAD,
+  assertCallerMayAct,
+  extendLease,
+  jobAgentTypeOf,
+  legacyQueueJobs,
+  pollJobs,
+  readPullAgent,
+  type AgentCaller,
+  type LeaseState,
+  type PollItem,
+  type PullAgent,
+} from './pull';

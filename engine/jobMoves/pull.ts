@@ -1,18 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { SYSTEM_ORIGIN, type AuditOrigin } from '../../db/audit';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors';
+import { NotFoundError } from '../../domain/errors';
 import { TERMINAL_JOB_STATUSES, type JobStatus } from '../../domain/jobStatus';
 import { boundedTotal, type BoundedPage, type PageRequest } from '../../domain/pagination';
-import { jobClaims, jobHeartbeats } from '../metrics';
-import { claimJob, type LeaseGrant } from './claims';
 import { JobSchema, type Job } from '../../db/entities';
-import { newId } from '../../db/ids';
-import { changeJobStatus } from './change';
-import type { SecretBox } from '../../db/secrets';
-import { SecretReferenceError, withAgentSecrets } from '../../db/secretReferences';
-import { openTree, jobSecrets } from '../../db/sensitiveValues';
 import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 import { uuidArray } from '../../db/sql';
+
+/**
+ * The pull endpoints' statements: the poll, a heartbeat's extension of its lease, and the agent and
+ * the jobs the legacy queue reads. Their store (application/pull.ts) claims, answers and gives jobs
+ * back through the status moves of this folder.
+ */
 
 /** docs/behaviour.md "Job list item": what to claim, without dispatch context or variables. */
 export interface PollItem {
@@ -32,24 +30,6 @@ export interface PollItem {
   cancelDeadline: string | null;
 }
 
-/** A claimed job, its secrets open: the one response that carries them (over TLS). */
-export interface ClaimedJob {
-  job: Job;
-  lease: LeaseGrant | null;
-}
-
-export interface LegacyQueueItem {
-  id: string;
-  release: {
-    id: string;
-    version: { tag: string; config: Record<string, unknown> };
-    environment: { name: string };
-    resource: { identifier: string; config: Record<string, unknown> };
-    variables: Record<string, string>;
-  };
-  jobAgentConfig: Record<string, unknown>;
-}
-
 export interface LeaseState {
   jobId: string;
   claimId: string;
@@ -66,7 +46,7 @@ export interface LeaseState {
 export const POLL_COUNT_AHEAD = 100;
 
 /** The fields of a job agent the pull endpoints read. */
-interface AgentRow {
+export interface PullAgent {
   id: string;
   name: string;
   type: string;
@@ -116,7 +96,7 @@ const POLL = preparedStatement(
 );
 
 /**
- * A heartbeat's fence and extension (`PullStore.heartbeat`); a job whose cancel was asked is extended
+ * A heartbeat's fence and extension (`extendLease`); a job whose cancel was asked is extended
  * no further than its cancel deadline, and the answer carries that deadline.
  */
 const HEARTBEAT = preparedStatement(
@@ -132,7 +112,7 @@ const HEARTBEAT = preparedStatement(
 );
 
 /** A key scoped to one agent sees only that agent: another agent's id answers 404, as if unknown. */
-function assertCallerMayAct(caller: AgentCaller, jobAgentId: string): void {
+export function assertCallerMayAct(caller: AgentCaller, jobAgentId: string): void {
   if (caller.jobAgentId && caller.jobAgentId !== jobAgentId) throw new NotFoundError('job agent', jobAgentId);
 }
 
@@ -142,236 +122,107 @@ export interface AgentCaller {
   jobAgentId: string | null;
 }
 
-export class PullStore {
-  constructor(
-    private readonly em: EntityManager,
-    private readonly secrets: SecretBox,
-    /** Who the request acts as: the claims' and reports' audit events are theirs. */
-    private readonly origin: AuditOrigin = SYSTEM_ORIGIN,
-  ) {}
+/** An agent of the workspace, by id. */
+export async function readPullAgent(
+  em: EntityManager,
+  workspaceId: string,
+  jobAgentId: string,
+): Promise<PullAgent | undefined> {
+  const [agent] = await runPrepared<PullAgent>(em, READ_AGENT, [jobAgentId, workspaceId]);
+  return agent;
+}
 
-  /**
-   * Only an `http-pull` agent's jobs are handed out (claim, legacy queue) or given back: a push
-   * agent's job carries the push agent's decrypted endpoint and credentials.
-   */
-  private async pullAgent(caller: AgentCaller, jobAgentId: string): Promise<AgentRow> {
-    assertCallerMayAct(caller, jobAgentId);
-    const [agent] = await runPrepared<AgentRow>(this.em, READ_AGENT, [jobAgentId, caller.workspaceId]);
-    if (!agent) throw new NotFoundError('job agent', jobAgentId);
-    if (agent.type !== 'http-pull') throw notPullAgent(agent.type);
-    return agent;
-  }
+/**
+ * The poll: side-effect free, oldest first, an immediate answer (no long poll), one statement
+ * (`POLL`) whose cost does not grow with the queue.
+ */
+export async function pollJobs(
+  em: EntityManager,
+  workspaceId: string,
+  jobAgentId: string,
+  status: JobStatus,
+  page: PageRequest,
+): Promise<BoundedPage<PollItem>> {
+  const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
+  const [row] = await runPrepared<{ agent_found: boolean; items: PollItem[]; counted: number }>(em, POLL, [
+    jobAgentId,
+    workspaceId,
+    status,
+    page.limit,
+    page.offset,
+    cap,
+  ]);
+  if (!row?.agent_found) throw new NotFoundError('job agent', jobAgentId);
+  const items = row.items.map((item) => ({
+    ...item,
+    createdAt: new Date(item.createdAt).toISOString(),
+    updatedAt: new Date(item.updatedAt).toISOString(),
+  }));
+  return {
+    items,
+    ...pollTotal(page, items.length, row.counted, cap),
+    limit: page.limit,
+    offset: page.offset,
+  };
+}
 
-  /**
-   * The poll: side-effect free, oldest first, an immediate answer (no long poll), one statement
-   * (`POLL`) whose cost does not grow with the queue.
-   */
-  async poll(
-    caller: AgentCaller,
-    jobAgentId: string,
-    status: JobStatus,
-    page: PageRequest,
-  ): Promise<BoundedPage<PollItem>> {
-    assertCallerMayAct(caller, jobAgentId);
-    const cap = page.offset + page.limit + POLL_COUNT_AHEAD;
-    const [row] = await runPrepared<{ agent_found: boolean; items: PollItem[]; counted: number }>(
-      this.em,
-      POLL,
-      [jobAgentId, caller.workspaceId, status, page.limit, page.offset, cap],
-    );
-    if (!row?.agent_found) throw new NotFoundError('job agent', jobAgentId);
-    const items = row.items.map((item) => ({
-      ...item,
-      createdAt: new Date(item.createdAt).toISOString(),
-      updatedAt: new Date(item.updatedAt).toISOString(),
-    }));
-    return {
-      items,
-      ...pollTotal(page, items.length, row.counted, cap),
-      limit: page.limit,
-      offset: page.offset,
-    };
-  }
+/**
+ * A heartbeat's extension (`HEARTBEAT`): the lease as extended, or nothing when the fence held (no
+ * such job, or its claim is gone or another one's).
+ */
+export async function extendLease(
+  em: EntityManager,
+  caller: AgentCaller,
+  jobId: string,
+  claimId: string | undefined,
+): Promise<LeaseState | undefined> {
+  const [row] = await runPrepared<{
+    claim_id: string;
+    lease_seconds: number;
+    claim_expires_at: Date;
+    cancel_deadline: Date | null;
+  }>(em, HEARTBEAT, [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null]);
+  if (!row) return undefined;
+  return {
+    jobId,
+    claimId: row.claim_id,
+    leaseSeconds: row.lease_seconds,
+    expiresAt: new Date(row.claim_expires_at).toISOString(),
+    ...(row.cancel_deadline ? { cancelDeadline: new Date(row.cancel_deadline).toISOString() } : {}),
+  };
+}
 
-  /**
-   * docs/behaviour.md "Claim": the job is handed out at most once; a loser gets 409, an unknown job or another
-   * agent's job 404. An agent with a lease also gets a claim record and its lease workflow.
-   * The claim commits at once (its row lock is what racing agents wait on); if its answer then cannot
-   * be built (a stored secret sealed under another key: 409), the claim is undone through the one
-   * path of status moves, so the job is queued again with no claim left.
-   */
-  async claim(caller: AgentCaller, jobAgentId: string, jobId: string): Promise<ClaimedJob> {
-    assertCallerMayAct(caller, jobAgentId);
-    const outcome = await claimJob(this.em, {
-      workspaceId: caller.workspaceId,
+/** The type of the agent that runs a job of the workspace, if there is such a job. */
+export async function jobAgentTypeOf(
+  em: EntityManager,
+  workspaceId: string,
+  jobId: string,
+): Promise<string | undefined> {
+  const [owner] = await em.execute<{ type: string }[]>(
+    `SELECT a.type FROM job j JOIN job_agent a ON a.id = j.job_agent_id WHERE j.id = ? AND j.workspace_id = ?`,
+    [jobId, workspaceId],
+  );
+  return owner?.type;
+}
+
+/**
+ * The legacy agent flow's jobs (docs/behaviour.md "Legacy agent polling flow"): the agent's jobs that
+ * have not ended and carry no external id yet, less the queued ones a hold keeps back. A runbook
+ * run's jobs have no release to describe: that flow does not hand them out.
+ */
+export async function legacyQueueJobs(em: EntityManager, jobAgentId: string): Promise<Job[]> {
+  const jobs = await em.find(
+    JobSchema,
+    {
       jobAgentId,
-      jobId,
-      claimId: newId(),
-      by: this.origin,
-    });
-    if (outcome.outcome === 'no_agent') throw new NotFoundError('job agent', jobAgentId);
-    if (outcome.outcome === 'not_pull_agent') throw notPullAgent(outcome.agent.type);
-    if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
-    if (outcome.outcome === 'claimed')
-      jobClaims.inc({ workspace: caller.workspaceId, agent: outcome.agent.name });
-    if (outcome.outcome === 'conflict') {
-      throw new ConflictError(
-        `The job is ${outcome.status}, not queued: another claim got it first`,
-        'not_claimable',
-      );
-    }
-    if (outcome.outcome === 'held') {
-      const { hold } = outcome;
-      throw new ConflictError(`The job is held by hold ${hold.id} of ${hold.by}: ${hold.reason}`, 'job_held');
-    }
-    const { job } = outcome;
-    const sent = await this.withAgentSecrets(caller, job, outcome.lease?.claimId);
-    try {
-      const secrets = jobSecrets(this.secrets, job);
-      return {
-        job: {
-          ...job,
-          jobAgentConfig: openTree(secrets, sent.jobAgentConfig),
-          dispatchContext: openTree(secrets, job.dispatchContext),
-        },
-        lease: outcome.lease,
-      };
-    } catch (error) {
-      await changeJobStatus(this.em.fork(), caller, jobId, {
-        status: 'queued',
-        from: ['in_progress'],
-        claimId: outcome.lease?.claimId,
-        message: 'its answer could not be built; back in the queue',
-        by: this.origin,
-      });
-      throw error;
-    }
-  }
-
-  /**
-   * The job with the workspace secrets its configuration references resolved. One that cannot be
-   * resolved (deleted, or bound to another destination) ends the job `invalid_job_agent` with the
-   * reason, as a pushed job's dispatch does, rather than handing it out again and again.
-   */
-  private async withAgentSecrets(caller: AgentCaller, job: Job, claimId: string | undefined): Promise<Job> {
-    try {
-      return await withAgentSecrets(this.em, this.secrets, job);
-    } catch (error) {
-      if (!(error instanceof SecretReferenceError)) throw error;
-      await changeJobStatus(this.em.fork(), caller, job.id, {
-        status: 'invalid_job_agent',
-        from: ['in_progress'],
-        claimId,
-        message: error.message,
-        by: this.origin,
-      });
-      throw new ConflictError(
-        `The job ended invalid_job_agent: ${error.message}`,
-        'unresolved_secret_reference',
-      );
-    }
-  }
-
-  /**
-   * docs/behaviour.md "Heartbeat": moves the lease's end to now + its length; touches only the claim record.
-   * The fence (the current claim id, or none when the agent does not enforce it) and the update are one
-   * statement, so a claim that ends meanwhile is never extended. When nothing was extended, the
-   * answer says why: no such job (404), or its claim is gone or another one's (409, with its status).
-   */
-  async heartbeat(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<LeaseState> {
-    const [row] = await runPrepared<{
-      claim_id: string;
-      lease_seconds: number;
-      claim_expires_at: Date;
-      cancel_deadline: Date | null;
-    }>(this.em, HEARTBEAT, [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null]);
-    if (row) {
-      jobHeartbeats.inc();
-      return {
-        jobId,
-        claimId: row.claim_id,
-        leaseSeconds: row.lease_seconds,
-        expiresAt: new Date(row.claim_expires_at).toISOString(),
-        ...(row.cancel_deadline ? { cancelDeadline: new Date(row.cancel_deadline).toISOString() } : {}),
-      };
-    }
-    const job = await this.em.findOne(JobSchema, {
-      id: jobId,
-      workspaceId: caller.workspaceId,
-      ...(caller.jobAgentId ? { jobAgentId: caller.jobAgentId } : {}),
-    });
-    if (!job) throw new NotFoundError('job', jobId);
-    throw new ConflictError(
-      claimId
-        ? `claim ${claimId} is not the current claim of the job, which is ${job.status}`
-        : `the job is ${job.status} and holds no claim this heartbeat may extend`,
-      'stale_claim',
-    );
-  }
-
-  /** V1 recovery (and an agent giving a job back): in_progress → queued; a claim it had ends. */
-  async requeue(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<Job> {
-    const [owner] = await this.em.execute<{ type: string }[]>(
-      `SELECT a.type FROM job j JOIN job_agent a ON a.id = j.job_agent_id WHERE j.id = ? AND j.workspace_id = ?`,
-      [jobId, caller.workspaceId],
-    );
-    if (owner && owner.type !== 'http-pull') throw notPullAgent(owner.type);
-    return changeJobStatus(this.em, caller, jobId, {
-      status: 'queued',
-      message: 'given back to the queue',
-      claimId,
-      from: ['in_progress'],
-      by: this.origin,
-    });
-  }
-
-  /**
-   * The legacy agent flow (docs/behaviour.md "Legacy agent polling flow"): the agent's jobs that have not ended
-   * and carry no external id yet, with their release, variables and configuration. A workflow
-   * run's jobs have no release to describe: that flow does not hand them out.
-   */
-  async legacyQueue(caller: AgentCaller, jobAgentId: string): Promise<LegacyQueueItem[]> {
-    await this.pullAgent(caller, jobAgentId);
-    const jobs = await this.em.find(
-      JobSchema,
-      {
-        jobAgentId,
-        externalId: null,
-        releaseId: { $ne: null },
-        status: { $nin: [...TERMINAL_JOB_STATUSES] },
-      },
-      { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 100 },
-    );
-    const held = await heldJobs(this.em, jobs);
-    return jobs
-      .filter((job) => !(job.status === 'queued' && held.has(job.id)))
-      .map((job) => {
-        const secrets = jobSecrets(this.secrets, job);
-        const context = openTree(secrets, job.dispatchContext) as {
-          release: { id: string };
-          version: { tag: string; config: Record<string, unknown> };
-          environment: { name: string };
-          resource: { identifier: string; config: Record<string, unknown> };
-          variables: Record<string, unknown>;
-        };
-        return {
-          id: job.id,
-          release: {
-            id: context.release.id,
-            version: { tag: context.version.tag, config: context.version.config },
-            environment: { name: context.environment.name },
-            resource: { identifier: context.resource.identifier, config: context.resource.config },
-            variables: Object.fromEntries(
-              Object.entries(context.variables ?? {}).map(([key, value]) => [
-                key,
-                typeof value === 'string' ? value : JSON.stringify(value),
-              ]),
-            ),
-          },
-          jobAgentConfig: openTree(secrets, job.jobAgentConfig),
-        };
-      });
-  }
+      externalId: null,
+      releaseId: { $ne: null },
+      status: { $nin: [...TERMINAL_JOB_STATUSES] },
+    },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 100 },
+  );
+  const held = await heldJobs(em, jobs);
+  return jobs.filter((job) => !(job.status === 'queued' && held.has(job.id)));
 }
 
 /** Those of these jobs a hold keeps from agents (docs/behaviour.md "Holds and freezes"). */
@@ -382,13 +233,6 @@ async function heldJobs(em: EntityManager, jobs: readonly Job[]): Promise<Set<st
     [uuidArray(jobs.map((job) => job.id))],
   );
   return new Set(rows.map((row) => row.job_id));
-}
-
-function notPullAgent(type: string): ForbiddenError {
-  return new ForbiddenError(
-    `This is a ${type} job agent: only http-pull agents' jobs are claimed, polled from the legacy queue or requeued`,
-    'not_pull_agent',
-  );
 }
 
 /** Exact when the page is not full; otherwise counted up to `POLL_COUNT_AHEAD` jobs past the page. */

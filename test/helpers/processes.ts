@@ -7,6 +7,19 @@ import type { TestStack } from './stack';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+/** How a child process runs: its environment, output, process group and CPU priority. */
+export interface SpawnChildOptions {
+  env?: NodeJS.ProcessEnv;
+  /** 'pipe' to read what it prints, 'inherit' to show its log (errors only, at the tests' level). */
+  stdout?: 'ignore' | 'pipe' | 'inherit';
+  /** 'pipe' to read its errors (default: the test's stderr). */
+  stderr?: 'inherit' | 'pipe';
+  /** Its own process group, so that `killGroup` takes its children with it. */
+  detached?: boolean;
+  /** Below the default CPU priority, as `flightdeck start` runs its background roles. */
+  niceness?: number;
+}
+
 /**
  * Runs `flightdeck <args>` from source as a child process on the stack's database, Temporal and
  * task queue, as an operator would run it: for tests that kill processes or watch them die.
@@ -14,25 +27,19 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export function spawnFlightdeck(
   stack: TestStack,
   args: string[],
-  options: {
-    env?: NodeJS.ProcessEnv;
-    /** 'pipe' to read what it prints, 'inherit' to show its log (errors only, at the tests' level). */
-    stdout?: 'ignore' | 'pipe' | 'inherit';
-    /** 'pipe' to read its errors (default: the test's stderr). */
-    stderr?: 'inherit' | 'pipe';
-    /** Its own process group, so that `killGroup` takes its children with it. */
-    detached?: boolean;
-    /** Below the default CPU priority, as `flightdeck start` runs its background roles. */
-    niceness?: number;
-  } = {},
+  options: SpawnChildOptions = {},
 ): ChildProcess {
-  const [file, ...nodeArgs] = [
-    process.execPath,
-    '--import',
-    'tsx',
-    path.join(ROOT, 'cli', 'main.ts'),
-    ...args,
-  ];
+  return spawnScript(stack, path.join(ROOT, 'cli', 'main.ts'), args, options);
+}
+
+/** Runs a TypeScript entry from source as `spawnFlightdeck` runs the CLI: same environment, same options. */
+export function spawnScript(
+  stack: TestStack,
+  script: string,
+  args: string[],
+  options: SpawnChildOptions = {},
+): ChildProcess {
+  const [file, ...nodeArgs] = [process.execPath, '--import', 'tsx', script, ...args];
   const spawnOptions: SpawnOptions = {
     cwd: ROOT,
     env: {

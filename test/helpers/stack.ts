@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type FlightdeckApp } from '../../api/app';
+import { storeFactory } from '../../application';
 import type { EgressPolicy } from '../../activities/egress';
 import type { TransportPolicy } from '../../api/middleware/transport';
 import { pingDatabase, openDatabase, type Database } from '../../db/database';
@@ -134,8 +135,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const secretKey = SecretBox.generateKey();
   const secrets = SecretBox.fromString(secretKey);
   const app = createApp({
+    stores: storeFactory(orm, {
+      secrets,
+      rego,
+      webhookDeliveriesPerMinute: options.webhookDeliveriesPerMinute,
+    }),
     orm,
-    secrets,
     logger,
     bodyLimit: options.bodyLimit ?? '1mb',
     adminToken: options.adminToken,
@@ -144,8 +149,6 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ...(options.temporalUi ? { temporalUi: options.temporalUi } : {}),
     version: 'test',
     transport: options.transport ?? { trustedProxies: [], allowInsecurePull: false },
-    rego,
-    webhookDeliveriesPerMinute: options.webhookDeliveriesPerMinute,
     readiness: {
       postgres: () => pingDatabase(orm),
       temporal: async () => {

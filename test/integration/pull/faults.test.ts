@@ -1,11 +1,15 @@
+import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ApiClient } from '../../../cli/apiClient';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
-import { exited, freePort, spawnFlightdeck } from '../../helpers/processes';
+import { exited, freePort, spawnScript } from '../../helpers/processes';
 import { pullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
+
+/** The API with its stores wrapped in a fault (test/helpers/faultyApi.ts). */
+const FAULTY_API = path.join(__dirname, '..', '..', 'helpers', 'faultyApi.ts');
 
 /**
  * docs/design.md "Invariants" 5: a claim is one statement that writes the job, the claim record and
@@ -108,8 +112,8 @@ describe('pull agents, faults between the claim steps', () => {
       const fixture = await pullFixture(stack, 'killed', { config: { leaseSeconds: 5 } });
       const job = fixture.jobs[0]!;
       const port = await freePort();
-      const api = spawnFlightdeck(stack, ['api'], {
-        env: { FLIGHTDECK_PORT: String(port), FLIGHTDECK_FAULT_INJECTION: 'claim.exit-after-commit' },
+      const api = spawnScript(stack, FAULTY_API, ['claim.exit-after-commit'], {
+        env: { FLIGHTDECK_PORT: String(port) },
       });
       const client = new ApiClient({ apiUrl: `http://127.0.0.1:${port}`, apiKey: stack.apiKey });
       try {
