@@ -1,3 +1,4 @@
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -20,6 +21,9 @@ const IO_MODULES = [
   'pino',
 ];
 
+const BROWSER =
+  "The board's script runs in the browser and is compiled alone, without bundling: `import type` only, nothing of Node.";
+
 /** Import patterns for other layers' directories, however deep the importing file is. */
 function layers(...names) {
   return names.flatMap((name) => [
@@ -30,6 +34,9 @@ function layers(...names) {
     `../../../${name}/*`,
   ]);
 }
+
+const API_MESSAGE = 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.';
+const API_FORBIDDEN = layers('activities', 'worker', 'workflows', 'cli');
 
 /**
  * Deep imports into the engine's rooms from outside it: every room answers through its index
@@ -141,10 +148,35 @@ export default tseslint.config(
     layers('application', 'api', 'activities', 'worker', 'workflows', 'cli'),
     'engine/ decides and writes through db/: no application, HTTP, activities, worker, workflows or CLI (the answers activities pass on are typed in domain/activityResults.ts).',
   ),
-  layer('api/**/*.ts', 'api/ adapts HTTP to db/ and domain/: no activities, worker, workflows or CLI.', [
-    ...layers('activities', 'worker', 'workflows', 'cli'),
-  ]),
+  layer('api/**/*.ts', API_MESSAGE, API_FORBIDDEN),
   layer('worker/**/*.ts', 'worker/ bootstraps Temporal workers: no HTTP or CLI.', [...layers('api', 'cli')]),
+  // The board's script runs in the browser, compiled alone (api/ui/boardScript.ts): browser globals,
+  // and types are all it may import.
+  {
+    files: ['api/ui/browser/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: [...new Set(['node:*', ...builtinModules, ...IO_MODULES])], message: BROWSER },
+            { group: API_FORBIDDEN, message: API_MESSAGE },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ImportDeclaration[importKind="value"]', message: BROWSER },
+        { selector: 'ImportExpression', message: BROWSER },
+        {
+          selector:
+            'ExportNamedDeclaration[source][exportKind="value"], ExportAllDeclaration[exportKind="value"]',
+          message: BROWSER,
+        },
+      ],
+    },
+  },
   {
     files: ['cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [ENGINE_FRONT_DOOR] }] },

@@ -11,7 +11,9 @@ import type { AppContext, AppState } from '../context';
 import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
-import { BOARD_PAGE, BOARD_SCRIPT, BOARD_STYLE } from '../ui/boardPage';
+import type { BoardJson, DeploymentPageJson } from '../ui/boardJson';
+import { BOARD_PAGE, BOARD_STYLE } from '../ui/boardPage';
+import { boardScript } from '../ui/boardScript';
 import { HoldBody, toHold } from '../schemas/hold';
 import { PolicySkipBody, toPolicySkip } from '../schemas/policySkip';
 import { ApprovalBody, toApproval } from '../schemas/release';
@@ -204,9 +206,14 @@ export function uiRouter(links: BoardLinks, trustedProxies: readonly string[]): 
     });
   asset('/', 'text/html; charset=utf-8', BOARD_PAGE);
   asset('/board.css', 'text/css; charset=utf-8', BOARD_STYLE);
-  asset('/board.js', 'text/javascript; charset=utf-8', BOARD_SCRIPT);
   // A deployment's page: the same page, whose script reads the deployment's board.
   asset('/deployments/:slug', 'text/html; charset=utf-8', BOARD_PAGE);
+  router.get('/board.js', async (ctx) => {
+    const script = await boardScript();
+    ctx.set(SECURITY_HEADERS);
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.body = script;
+  });
 
   router.post('/session', async (ctx) => {
     const apiKey = (ctx.request as { body?: { apiKey?: unknown } }).body?.apiKey;
@@ -243,7 +250,7 @@ function boardReads(router: Router<AppState>, links: BoardLinks): void {
       ...board,
       levers: await boardLevers(ctx, workspaceId),
       links: boardLinks(links),
-    };
+    } satisfies BoardJson;
   });
   router.get('/deployments/:slug/board.json', async (ctx) => {
     const workspaceId = await signedIn(ctx);
@@ -264,7 +271,7 @@ function boardReads(router: Router<AppState>, links: BoardLinks): void {
       timeline: timeline.map(toAuditEvent),
       levers: await boardLevers(ctx, workspaceId),
       links: boardLinks(links),
-    };
+    } satisfies DeploymentPageJson;
   });
 }
 

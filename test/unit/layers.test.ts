@@ -106,4 +106,23 @@ describe('layer rules', () => {
     ]);
     expect(lintAs('engine/executor/releaseFanout.ts', explainFromPlanner)).toEqual([]);
   });
+
+  it("let the board's browser script import types alone, and nothing of Node", () => {
+    const board = 'api/ui/browser/board.ts';
+    expect(
+      lintAs(board, "import type { BoardJson } from '../boardJson';\nexport type Board = BoardJson;\n"),
+    ).toEqual([]);
+    expect(
+      lintAs(
+        board,
+        "import { readFileSync } from 'node:fs';\nexport const read = () => readFileSync('x');\n",
+      ),
+    ).toEqual(['no-restricted-imports', 'no-restricted-syntax']);
+    expect(
+      lintAs(board, "import path from 'path';\nexport const join = (a: string) => path.join(a);\n"),
+    ).toEqual(['no-restricted-imports', 'no-restricted-syntax']);
+    expect(
+      lintAs(board, "import { BOARD_PAGE } from '../boardPage';\nexport const page = BOARD_PAGE;\n"),
+    ).toEqual(['no-restricted-syntax']);
+  });
 });
