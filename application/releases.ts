@@ -133,70 +133,37 @@ export class ReleaseStore {
       for (const environmentId of environmentIds)
         await findOwned(em, EnvironmentSchema, workspaceId, environmentId, 'environment');
       const user = actorOf(principal);
-      if (input.status === 'approved') {
-        const refusal = await authorRefusal(
-          em,
-          workspaceId,
-          versionId,
-          environmentIds,
-          user.id,
-          'approve it',
-        );
-        if (refusal) {
-          await refuseVersionAuthor(em, this.origin, refusal, {
-            workspaceId,
-            action: 'approval.refused',
-            record: { type: 'version', id: version.id },
-            details: { environmentIds },
-          });
-        }
-      }
-      const approvals: Approval[] = [];
-      // An approval counts once its workflow has recorded what it covers; a rejection counts at once.
-      const scope: ApprovalScopeState = input.status === 'approved' ? 'pending' : 'recorded';
-      for (const environmentId of environmentIds) {
-        const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });
-        const fields = { status: input.status, reason: input.reason ?? null, userName: user.name, scope };
-        approvals.push(
-          existing
-            ? em.assign(existing, { ...fields, decision: existing.decision + 1 })
-            : em.create(ApprovalSchema, {
-                id: newId(),
-                workspaceId,
-                versionId,
-                environmentId,
-                userId: user.id,
-                ...fields,
-                decision: 1,
-              }),
-        );
-      }
-      await em.flush();
-      const approvalIds = approvals.map((approval) => approval.id);
-      await em.execute(`DELETE FROM approval_scope WHERE approval_id = ANY(?::uuid[])`, [
-        uuidArray(approvalIds),
-      ]);
-      if (input.status === 'approved') {
-        await enqueueOrchestrations(
-          em,
-          approvals.map((approval) => ({
-            kind: 'approval.scope' as const,
-            workspaceId,
-            approvalId: approval.id,
-            decision: approval.decision,
-          })),
-        );
-      } else {
-        const waiting = await em.execute<{ id: string }[]>(
-          `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
-          [versionId, uuidArray(environmentIds)],
-        );
-        await wakeReleases(
-          em,
-          waiting.map((row) => row.id),
-        );
-      }
+      if (input.status === 'approved')
+        await this.refuseAuthorApproval(em, workspaceId, version.id, environmentIds, user.id);
+      const approvals = await writeDecisions(
+        em,
+        workspaceId,
+        versionId,
+        environmentIds,
+        user,
+        input.status,
+        input.reason,
+      );
+      await announceDecisions(em, workspaceId, versionId, environmentIds, approvals, input.status);
       return approvals;
+    });
+  }
+
+  /** An approval by a key that created or changed what ships is refused, and audited (docs/api.md "Approvals"). */
+  private async refuseAuthorApproval(
+    em: EntityManager,
+    workspaceId: string,
+    versionId: string,
+    environmentIds: string[],
+    userId: string,
+  ): Promise<void> {
+    const refusal = await authorRefusal(em, workspaceId, versionId, environmentIds, userId, 'approve it');
+    if (!refusal) return;
+    await refuseVersionAuthor(em, this.origin, refusal, {
+      workspaceId,
+      action: 'approval.refused',
+      record: { type: 'version', id: versionId },
+      details: { environmentIds },
     });
   }
 
@@ -277,4 +244,75 @@ export class ReleaseStore {
       return release;
     });
   }
+}
+
+/**
+ * One person's decision per environment, replacing their earlier one, with what the earlier one
+ * covered forgotten. An approval counts once its workflow has recorded what it covers; a rejection
+ * counts at once.
+ */
+async function writeDecisions(
+  em: EntityManager,
+  workspaceId: string,
+  versionId: string,
+  environmentIds: string[],
+  user: { id: string; name: string },
+  status: ApprovalInput['status'],
+  reason: string | null | undefined,
+): Promise<Approval[]> {
+  const scope: ApprovalScopeState = status === 'approved' ? 'pending' : 'recorded';
+  const approvals: Approval[] = [];
+  for (const environmentId of environmentIds) {
+    const existing = await em.findOne(ApprovalSchema, { versionId, environmentId, userId: user.id });
+    const fields = { status, reason: reason ?? null, userName: user.name, scope };
+    approvals.push(
+      existing
+        ? em.assign(existing, { ...fields, decision: existing.decision + 1 })
+        : em.create(ApprovalSchema, {
+            id: newId(),
+            workspaceId,
+            versionId,
+            environmentId,
+            userId: user.id,
+            ...fields,
+            decision: 1,
+          }),
+    );
+  }
+  await em.flush();
+  await em.execute(`DELETE FROM approval_scope WHERE approval_id = ANY(?::uuid[])`, [
+    uuidArray(approvals.map((approval) => approval.id)),
+  ]);
+  return approvals;
+}
+
+/** Approvals go to their workflows to record what they cover; a rejection wakes the waiting releases. */
+async function announceDecisions(
+  em: EntityManager,
+  workspaceId: string,
+  versionId: string,
+  environmentIds: string[],
+  approvals: Approval[],
+  status: ApprovalInput['status'],
+): Promise<void> {
+  if (status === 'approved') {
+    await enqueueOrchestrations(
+      em,
+      approvals.map((approval) => ({
+        kind: 'approval.scope' as const,
+        workspaceId,
+        approvalId: approval.id,
+        decision: approval.decision,
+      })),
+    );
+    return;
+  }
+  const waiting = await em.execute<{ id: string }[]>(
+    `SELECT id FROM release WHERE version_id = ? AND environment_id = ANY(?::uuid[]) AND phase = 'pending'`,
+    [versionId, uuidArray(environmentIds)],
+  );
+  await wakeReleases(
+    em,
+    waiting.map((row) => row.id),
+  );
 }
