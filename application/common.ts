@@ -8,7 +8,7 @@ import {
   type FilterCursor,
   type RecordKey,
 } from '../domain/filterCursor';
-import type { FilterPageRequest, Page, PageRequest } from '../domain/pagination';
+import type { BoundedPage, FilterPageRequest, Page, PageRequest } from '../domain/pagination';
 import type { CelQuery, RecordScope } from '../domain/selectors';
 import {
   recordOf,
@@ -78,8 +78,8 @@ export const FILTER_READ_BYTES = 64 * 1024;
  *
  * Any other filter is judged by CEL here, the records read in order — their ids `FILTER_BATCH` at a
  * time, the records themselves a few hundred kilobytes at a time — up to `FILTER_SCAN_LIMIT` records
- * per request. A reading that stops before the end of the list says so: `totalIsExact: false`, a
- * `total` counting the matches found so far, `scanLimit`, and a `nextCursor` from which the next
+ * per request. A reading that stops before the end of the list says so: `totalIsExact: false`,
+ * `totalAtLeast` (the matches found so far: never answered as `total`, docs/api.md "Lists"), `scanLimit`, and a `nextCursor` from which the next
  * request reads on, so following cursors reaches every match. The rows are read with their JSON as
  * text and judged on the process's CEL threads (engine/selectors/celThreads.ts): parsing a large
  * record and evaluating it never run on the event loop, only the page's own matches are parsed here
@@ -99,7 +99,7 @@ export async function listFiltered<T extends { id: string }>(
   page: FilterPageRequest,
   filter: CelQuery<RecordScope> | undefined,
   order: 'asc' | 'desc' = 'asc',
-): Promise<Page<T>> {
+): Promise<BoundedPage<T>> {
   if (!filter) {
     if (page.cursor !== undefined) {
       throw new ValidationError('A cursor continues a list given a `cel` filter: give it with that filter', [
@@ -190,7 +190,7 @@ async function scannedPage<T extends { id: string }>(
   filter: CelQuery<RecordScope>,
   limit: number,
   start: PageStart,
-): Promise<Page<T>> {
+): Promise<BoundedPage<T>> {
   const items: T[] = [];
   /** The matches read, those skipped included. */
   let matched = 0;
@@ -233,11 +233,10 @@ async function scannedPage<T extends { id: string }>(
         : undefined;
   return {
     items,
-    total,
+    ...(reachedEnd ? { total } : { totalAtLeast: total, scanLimit: FILTER_SCAN_LIMIT }),
     limit,
     offset,
     totalIsExact: reachedEnd,
-    ...(reachedEnd ? {} : { scanLimit: FILTER_SCAN_LIMIT }),
     ...(next ? { nextCursor: encodeFilterCursor(next, list.binding) } : {}),
   };
 }

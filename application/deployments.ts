@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../domain/errors';
-import type { FilterPageRequest, Page } from '../domain/pagination';
+import type { BoundedPage, FilterPageRequest } from '../domain/pagination';
 import type { CelQuery } from '../domain/selectors';
 import { DeploymentSchema, type Deployment, type JobAgentEntry } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
@@ -101,7 +101,7 @@ export class DeploymentStore {
     workspaceId: string,
     page: FilterPageRequest,
     filter?: CelQuery<'deployment'>,
-  ): Promise<Page<Deployment>> {
+  ): Promise<BoundedPage<Deployment>> {
     return listFiltered(this.em, workspaceId, DeploymentSchema, { workspaceId }, page, filter);
   }
 

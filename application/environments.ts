@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
-import type { FilterPageRequest, Page } from '../domain/pagination';
+import type { BoundedPage, FilterPageRequest } from '../domain/pagination';
 import type { CelQuery } from '../domain/selectors';
 import { EnvironmentSchema, type Environment } from '../db/entities';
 import { conflictOnDuplicate } from '../db/errors';
@@ -66,7 +66,7 @@ export class EnvironmentStore {
     workspaceId: string,
     page: FilterPageRequest,
     filter?: CelQuery<'environment'>,
-  ): Promise<Page<Environment>> {
+  ): Promise<BoundedPage<Environment>> {
     return listFiltered(this.em, workspaceId, EnvironmentSchema, { workspaceId }, page, filter);
   }
 

@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../domain/errors';
-import type { FilterPageRequest, Page } from '../domain/pagination';
+import type { BoundedPage, FilterPageRequest } from '../domain/pagination';
 import type { CelQuery } from '../domain/selectors';
 import { isRedactedMarker } from '../domain/sensitive';
 import {
@@ -325,7 +325,11 @@ export class ResourceStore {
     return resource;
   }
 
-  list(workspaceId: string, page: FilterPageRequest, filter?: CelQuery<'resource'>): Promise<Page<Resource>> {
+  list(
+    workspaceId: string,
+    page: FilterPageRequest,
+    filter?: CelQuery<'resource'>,
+  ): Promise<BoundedPage<Resource>> {
     return listFiltered(this.em, workspaceId, ResourceSchema, { workspaceId, deletedAt: null }, page, filter);
   }
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf } from '../domain/audit';
 import { ConflictError } from '../domain/errors';
-import type { FilterPageRequest, Page } from '../domain/pagination';
+import type { BoundedPage, FilterPageRequest } from '../domain/pagination';
 import type { CelQuery } from '../domain/selectors';
 import { becomesReady, canMoveVersion, type VersionStatus } from '../domain/versionStatus';
 import { DeploymentSchema, DeploymentVersionSchema, type DeploymentVersion } from '../db/entities';
@@ -157,7 +157,7 @@ export class VersionStore {
     deploymentId: string,
     page: FilterPageRequest,
     filter: { status?: VersionStatus; cel?: CelQuery<'version'> } = {},
-  ): Promise<Page<VersionWithDependencies>> {
+  ): Promise<BoundedPage<VersionWithDependencies>> {
     await findOwned(this.em, DeploymentSchema, workspaceId, deploymentId, 'deployment');
     const where = filter.status ? { deploymentId, status: filter.status } : { deploymentId };
     const versions = await listFiltered(

@@ -97,7 +97,7 @@ export async function run(): Promise<Record<string, unknown>> {
     );
 
     return {
-      resources: targets.total,
+      resources: 'total' in targets ? targets.total : targets.totalAtLeast,
       environments: ENVIRONMENTS,
       deployments: DEPLOYMENTS,
       releaseTargets: counted?.count,

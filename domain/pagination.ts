@@ -5,9 +5,9 @@ export interface Page<T> {
   limit: number;
   offset: number;
   /**
-   * On a page of a list given a CEL filter: whether `total` is exact. When false, the filter was
-   * judged record by record and the reading stopped before the end of the list: `total` counts the
-   * matches found so far (a lower bound), and `nextCursor` continues.
+   * On a page of a list given a CEL filter: whether `total` is there and exact. When false, the
+   * filter was judged record by record and the reading stopped before the end of the list: the page
+   * answers `totalAtLeast` (the matches found so far) instead of `total`, and `nextCursor` continues.
    */
   totalIsExact?: boolean;
   /** On a page of a list given a CEL filter, when matches may follow it: the `cursor` of the next page. */

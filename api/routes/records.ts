@@ -1,7 +1,7 @@
 import type { ZodObject, ZodType } from 'zod';
 import type { Stores } from '../../application';
 import type { Upserted } from '../../application/common';
-import type { FilterPageRequest, Page } from '../../domain/pagination';
+import type { BoundedPage, FilterPageRequest, Page } from '../../domain/pagination';
 import { CelQuery, type HeldSelector, type RecordScope } from '../../domain/selectors';
 import { route, type ResponseSpec, type Route } from '../route';
 import {
@@ -22,7 +22,11 @@ export interface RecordStore<R> {
   create?(workspaceId: string, input: never): Promise<R>;
   upsert(workspaceId: string, id: string, input: never): Promise<Upserted<R>>;
   get(workspaceId: string, id: string): Promise<R>;
-  list(workspaceId: string, page: FilterPageRequest, filter?: CelQuery<RecordScope>): Promise<Page<R>>;
+  list(
+    workspaceId: string,
+    page: FilterPageRequest,
+    filter?: CelQuery<RecordScope>,
+  ): Promise<Page<R> | BoundedPage<R>>;
   /** Answers the deleted record, or nothing. */
   delete(workspaceId: string, id: string): Promise<R | void>;
 }
@@ -152,7 +156,9 @@ function listRoute<R>(spec: RecordRoutesSpec<R>, kit: RecordKit<R>): Route {
     responses: {
       200: {
         description: `${spec.noun}s`,
-        schema: pageOf(spec.listItem?.schema ?? spec.schema, spec.pageName),
+        schema: pageOf(spec.listItem?.schema ?? spec.schema, spec.pageName, {
+          boundedTotal: filter !== undefined,
+        }),
       },
     },
     async handle(ctx, { params, query }) {

@@ -120,7 +120,12 @@ export const resourceRoutes = [
     auth: 'apiKey',
     params: WorkspaceParams,
     query: filteredPageQuery('resource'),
-    responses: { 200: { description: 'Resources', schema: pageOf(ResourceSchema, 'ResourcePage') } },
+    responses: {
+      200: {
+        description: 'Resources',
+        schema: pageOf(ResourceSchema, 'ResourcePage', { boundedTotal: true }),
+      },
+    },
     async handle(ctx, { params, query }) {
       const filter = query.cel ? new CelQuery('resource', query.cel) : undefined;
       const page = await ctx.state.stores.resources.list(params.workspaceId, query, filter);

@@ -48,7 +48,10 @@ export const versionRoutes = [
     params: DeploymentParams,
     query: VersionListQuery,
     responses: {
-      200: { description: 'Versions', schema: pageOf(DeploymentVersionSchema, 'DeploymentVersionPage') },
+      200: {
+        description: 'Versions',
+        schema: pageOf(DeploymentVersionSchema, 'DeploymentVersionPage', { boundedTotal: true }),
+      },
     },
     async handle(ctx, { params, query }) {
       const { cel, status } = query;

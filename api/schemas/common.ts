@@ -91,7 +91,7 @@ export function pageOf<T extends z.ZodType>(item: T, name: string, options: { bo
       offset: z.number().int(),
       totalIsExact: z.boolean().optional().openapi({
         description:
-          'Present on a list given a `cel` filter. True: `total` is exact. False: the filter was judged record by record and this request stopped reading before the end of the list, so `total` is a lower bound (the matches found so far); follow `nextCursor` to read on',
+          'Present on a list given a `cel` filter. True: `total` is exact. False: the filter was judged record by record and this request stopped reading before the end of the list, so the page answers `totalAtLeast` (the matches found so far) instead of `total`; follow `nextCursor` to read on',
       }),
       nextCursor: z.string().optional().openapi({
         description:
@@ -105,7 +105,7 @@ export function pageOf<T extends z.ZodType>(item: T, name: string, options: { bo
         ? {
             totalAtLeast: z.number().int().optional().openapi({
               description:
-                'Present instead of `total` when counting stopped at this many: there are at least that many items (a poll counts at most 100 past its page, the audit trail 10,000 events)',
+                'Present instead of `total` when counting stopped at this many: there are at least that many items (a poll counts at most 100 past its page, the audit trail 10,000 events, a `cel` filter judged record by record the matches in the 10,000 records it read)',
             }),
           }
         : {}),
