@@ -110,7 +110,33 @@ export interface Operation {
   /** The tables a success writes (each one changes); none for a read. */
   writes: Table[];
   duplicates?: Duplicate[];
+  /** The record, or page of records, a success answers, whose required fields are checked. */
+  answers?: RecordKind;
 }
+
+/**
+ * The fields the specification marks required in a record's answers (SPEC.md, "Resources and their
+ * fields": those a caller must give or the service assigns), per record kind.
+ */
+export const REQUIRED_FIELDS = {
+  deployment: ['id', 'name', 'slug'],
+  version: ['id', 'deploymentId', 'tag', 'createdAt'],
+  resource: [
+    'id',
+    'name',
+    'version',
+    'kind',
+    'identifier',
+    'config',
+    'metadata',
+    'createdAt',
+    'updatedAt',
+    'deletedAt',
+    'workspaceId',
+  ],
+} as const;
+
+export type RecordKind = keyof typeof REQUIRED_FIELDS;
 
 let sequence = 0;
 /** A name no other record of the test file has. */
@@ -219,6 +245,7 @@ export const OPERATIONS: Operation[] = [
       }),
       status: 202,
       writes: ['deployment'],
+      answers: 'deployment',
       duplicates: [
         {
           what: 'slug',
@@ -235,9 +262,15 @@ export const OPERATIONS: Operation[] = [
       ],
     }),
   ),
-  { method: 'get', path: '/deployments', status: 200, writes: [] },
-  { method: 'get', path: '/deployments/name/{deploymentName}', status: 200, writes: [] },
-  { method: 'get', path: '/deployments/{deployment}', status: 200, writes: [] },
+  { method: 'get', path: '/deployments', status: 200, writes: [], answers: 'deployment' },
+  {
+    method: 'get',
+    path: '/deployments/name/{deploymentName}',
+    status: 200,
+    writes: [],
+    answers: 'deployment',
+  },
+  { method: 'get', path: '/deployments/{deployment}', status: 200, writes: [], answers: 'deployment' },
   { method: 'delete', path: '/deployments/{deployment}', status: 202, writes: ['deployment'] },
 
   // Versions and their dependencies
@@ -247,6 +280,7 @@ export const OPERATIONS: Operation[] = [
     body: () => ({ tag: fresh('v'), status: 'building' }),
     status: 200,
     writes: ['deployment_version'],
+    answers: 'version',
     duplicates: [
       {
         what: 'tag',
@@ -256,7 +290,7 @@ export const OPERATIONS: Operation[] = [
       },
     ],
   },
-  { method: 'get', path: '/deployments/{deployment}/versions', status: 200, writes: [] },
+  { method: 'get', path: '/deployments/{deployment}/versions', status: 200, writes: [], answers: 'version' },
   ...(['/deployment-versions/{version}', '/deploymentversions/{version}'] as const).flatMap(
     (path): Operation[] => [
       { method: 'get', path, status: 200, writes: [] },
@@ -293,8 +327,8 @@ export const OPERATIONS: Operation[] = [
   },
 
   // Resources and their variables
-  { method: 'get', path: '/resources', status: 200, writes: [] },
-  { method: 'get', path: '/resources/{resource}', status: 200, writes: [] },
+  { method: 'get', path: '/resources', status: 200, writes: [], answers: 'resource' },
+  { method: 'get', path: '/resources/{resource}', status: 200, writes: [], answers: 'resource' },
   { method: 'delete', path: '/resources/{resource}', status: 202, writes: ['resource'] },
   ...(['/resources/identifier/new-{new}', '/resources/identifier/{identifier}'] as const).map(
     (path): Operation => ({
@@ -305,9 +339,10 @@ export const OPERATIONS: Operation[] = [
       foreignRefs: [],
       status: 202,
       writes: ['resource'],
+      answers: 'resource',
     }),
   ),
-  { method: 'get', path: '/resources/identifier/{identifier}', status: 200, writes: [] },
+  { method: 'get', path: '/resources/identifier/{identifier}', status: 200, writes: [], answers: 'resource' },
   { method: 'delete', path: '/resources/identifier/{identifier}', status: 200, writes: ['resource'] },
   { method: 'get', path: '/resources/identifier/{identifier}/variables', status: 200, writes: [] },
   {
@@ -323,6 +358,7 @@ export const OPERATIONS: Operation[] = [
     body: () => ({ name: fresh('Renamed') }),
     status: 200,
     writes: ['resource'],
+    answers: 'resource',
     duplicates: [
       {
         what: 'identifier',

@@ -4,7 +4,9 @@ import {
   type Duplicate,
   type Operation,
   OPERATIONS,
+  type RecordKind,
   type Records,
+  REQUIRED_FIELDS,
   type Ref,
   refsOf,
   send,
@@ -19,9 +21,19 @@ import { startTestStack, type TestStack } from '../../helpers/stack';
  * without a key 401; naming another workspace's record, or in another workspace, 404 (as an unknown id);
  * taking another record's unique name, slug, tag, identifier or key 409 — each with a problem+json body, and
  * with no table of the database changed. The controls show each row's request, sent with the key on one's own
- * records, succeeds and writes its tables: the refusals are not answers to a malformed request or a path
+ * records, succeeds, answers every field the specification requires of the records it answers, and writes its tables: the refusals are not answers to a malformed request or a path
  * that does not exist.
  */
+/** Every record an answer holds (itself, or a page's items) has each field its kind requires. */
+function expectRequiredFields(kind: RecordKind, body: { items?: Record<string, unknown>[] }): void {
+  const records = body.items ?? [body as Record<string, unknown>];
+  expect(records.length).toBeGreaterThan(0);
+  for (const record of records) {
+    const missing = REQUIRED_FIELDS[kind].filter((field) => !(field in record));
+    expect({ kind, id: record.id, missing }).toEqual({ kind, id: record.id, missing: [] });
+  }
+}
+
 describe('the contract of the records endpoints', () => {
   let stack: TestStack;
   let me: WorkspaceAccess;
@@ -149,6 +161,7 @@ describe('the contract of the records endpoints', () => {
         const before = await databaseDigest(stack);
         const res = await send(stack, op, records, records.workspaceId, me.auth);
         expect({ status: res.status, body: res.body }).toMatchObject({ status: op.status });
+        if (op.answers) expectRequiredFields(op.answers, res.body);
         const after = await databaseDigest(stack);
         if (op.writes.length === 0) expect(after).toEqual(before);
         for (const table of op.writes) {
