@@ -7,6 +7,7 @@ import { SecretReferenceError, withAgentSecrets } from '../db/secretReferences';
 import { jobSecrets, openTree } from '../db/sensitiveValues';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors';
 import type { JobStatus } from '../domain/jobStatus';
+import { guardRefusal, statusInto } from '../domain/claimLifecycle';
 import type { BoundedPage, PageRequest } from '../domain/pagination';
 import { jobClaims, jobHeartbeats } from '../engine/metrics';
 import {
@@ -44,8 +45,10 @@ export interface LegacyQueueItem {
 }
 
 /**
- * The claim lifecycle as pull agents call it: poll, claim, heartbeat, requeue and the legacy queue
- * (the statements: engine/jobMoves/pull.ts; every status move: engine/jobMoves/change.ts).
+ * The claim lifecycle as pull agents call it: poll, claim, heartbeat, requeue and the legacy queue.
+ * Its moves and refusals are the transition table of domain/claimLifecycle.ts; its statements are
+ * engine/jobMoves/ (claims.ts: claim, heartbeat, expiry; pull.ts: poll, legacy queue; change.ts:
+ * every other status move).
  */
 export class PullStore {
   constructor(
@@ -97,18 +100,9 @@ export class PullStore {
     if (outcome.outcome === 'no_agent') throw new NotFoundError('job agent', jobAgentId);
     if (outcome.outcome === 'not_pull_agent') throw notPullAgent(outcome.agent.type);
     if (outcome.outcome === 'not_found') throw new NotFoundError('job', jobId);
-    if (outcome.outcome === 'claimed')
-      jobClaims.inc({ workspace: caller.workspaceId, agent: outcome.agent.name });
-    if (outcome.outcome === 'conflict') {
-      throw new ConflictError(
-        `The job is ${outcome.status}, not queued: another claim got it first`,
-        'not_claimable',
-      );
-    }
-    if (outcome.outcome === 'held') {
-      const { hold } = outcome;
-      throw new ConflictError(`The job is held by hold ${hold.id} of ${hold.by}: ${hold.reason}`, 'job_held');
-    }
+    // Not queued (another claim got it first) or held: the claim lifecycle's table says which.
+    if (outcome.outcome === 'refused') throw new ConflictError(outcome.refusal.reason, outcome.refusal.code);
+    jobClaims.inc({ workspace: caller.workspaceId, agent: outcome.agent.name });
     const { job } = outcome;
     const sent = await this.withAgentSecrets(caller, job, outcome.lease?.claimId);
     try {
@@ -123,8 +117,7 @@ export class PullStore {
       };
     } catch (error) {
       await changeJobStatus(this.em.fork(), caller, jobId, {
-        status: 'queued',
-        from: ['in_progress'],
+        event: 'requeue',
         claimId: outcome.lease?.claimId,
         message: 'its answer could not be built; back in the queue',
         by: this.origin,
@@ -145,7 +138,7 @@ export class PullStore {
       if (!(error instanceof SecretReferenceError)) throw error;
       await changeJobStatus(this.em.fork(), caller, job.id, {
         status: 'invalid_job_agent',
-        from: ['in_progress'],
+        from: [statusInto('claim')],
         claimId,
         message: error.message,
         by: this.origin,
@@ -175,25 +168,23 @@ export class PullStore {
       ...(caller.jobAgentId ? { jobAgentId: caller.jobAgentId } : {}),
     });
     if (!job) throw new NotFoundError('job', jobId);
-    throw new ConflictError(
-      claimId
-        ? `claim ${claimId} is not the current claim of the job, which is ${job.status}`
-        : `the job is ${job.status} and holds no claim this heartbeat may extend`,
-      'stale_claim',
-    );
+    const { code, reason } = guardRefusal('heartbeat', 'claim', {
+      status: job.status,
+      claim: claimId ? 'stale' : 'none',
+      cancel: 'none',
+      claimId,
+    });
+    throw new ConflictError(reason, code);
   }
 
-  /** V1 recovery (and an agent giving a job back): in_progress → queued; a claim it had ends. */
+  /**
+   * V1 recovery (and an agent giving a job back): the table's `requeue`, in_progress → queued; a
+   * claim it had ends.
+   */
   async requeue(caller: AgentCaller, jobId: string, claimId: string | undefined): Promise<Job> {
     const type = await jobAgentTypeOf(this.em, caller.workspaceId, jobId);
     if (type && type !== 'http-pull') throw notPullAgent(type);
-    return changeJobStatus(this.em, caller, jobId, {
-      status: 'queued',
-      message: 'given back to the queue',
-      claimId,
-      from: ['in_progress'],
-      by: this.origin,
-    });
+    return changeJobStatus(this.em, caller, jobId, { event: 'requeue', claimId, by: this.origin });
   }
 
   /**

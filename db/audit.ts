@@ -51,13 +51,31 @@ export function auditEventsInsert(
   { actor, requestId }: AuditOrigin = SYSTEM_ORIGIN,
 ): SqlFragment {
   return {
-    sql: auditEventsInsertSql(['?', '?', '?', '?', '?']),
+    sql: auditEventsInsertSql(['?', '?', '?', '?'], jsonEvents('?')),
     params: [actor.type, actor.id, actor.name, requestId, JSON.stringify(events)],
   };
 }
 
-/** The insert with these placeholders for the actor's type, id and name, the request id and the events. */
-function auditEventsInsertSql([type, id, name, request, events]: readonly string[]): string {
+/**
+ * The insert of the events a query of the same statement yields, one jsonb `e` per row shaped as
+ * `AuditEventInput`, for a statement that decides set-based which events there are (a claim, the
+ * reaper) and so stays one statement. `actor` is the SQL of the actor's type, id and name and of the
+ * request id, in that order.
+ */
+export function auditEventsInsertFrom(
+  eventsQuery: string,
+  actor: readonly [string, string, string, string],
+): string {
+  return auditEventsInsertSql(actor, `(${eventsQuery}) AS events(e)`);
+}
+
+/** Events given as one JSON array parameter, as rows of `e`. */
+function jsonEvents(parameter: string): string {
+  return `jsonb_array_elements(${parameter}::jsonb) AS e`;
+}
+
+/** The insert with this SQL for the actor's type, id and name and the request id, from the rows of `e` of `source`. */
+function auditEventsInsertSql([type, id, name, request]: readonly string[], source: string): string {
   return `INSERT INTO audit_event (${AUDIT_EVENT_COLUMNS})
      SELECT (e->>'workspaceId')::uuid, ${type}, ${id}, ${name}, ${request}, e->>'action', e->'record'->>'type', e->'record'->>'id',
             coalesce(e->'changes', '[]'), coalesce(e->'details', '{}'),
@@ -66,13 +84,13 @@ function auditEventsInsertSql([type, id, name, request, events]: readonly string
               WHEN 'job' THEN (SELECT deployment_id FROM job WHERE id = (e->'record'->>'id')::uuid)
               WHEN 'version' THEN (SELECT deployment_id FROM deployment_version WHERE id = (e->'record'->>'id')::uuid)
             END)
-       FROM jsonb_array_elements(${events}::jsonb) AS e`;
+       FROM ${source}`;
 }
 
 /** The insert alone, every write's own event among them: prepared (db/preparedStatements.ts). */
 const INSERT_AUDIT_EVENTS = preparedStatement(
   'insert_audit_events',
-  auditEventsInsertSql(['$1::text', '$2::text', '$3::text', '$4::text', '$5']),
+  auditEventsInsertSql(['$1::text', '$2::text', '$3::text', '$4::text'], jsonEvents('$5')),
 );
 
 /** Events written in one statement, as `origin`, with the writes they describe (call it in their transaction). */

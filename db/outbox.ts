@@ -30,12 +30,26 @@ export function outboxTraceContext(): string | null {
  */
 export function outboxInsert(messages: readonly OrchestrationMessage[]): SqlFragment {
   return {
-    sql: `INSERT INTO outbox (kind, payload, trace_context, fairness_key)
-       SELECT message->>'kind', message, ?::jsonb,
-              CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
-         FROM jsonb_array_elements(?::jsonb) AS message`,
+    sql: outboxInsertSql('?', 'jsonb_array_elements(?::jsonb) AS message'),
     params: [outboxTraceContext(), JSON.stringify(messages)],
   };
+}
+
+/**
+ * The insert of the messages a query of the same statement yields, one jsonb `message` per row
+ * shaped as an `OrchestrationMessage`, for a statement that decides set-based which messages there
+ * are (a claim's lease start) and so stays one statement; `traceContext` is the SQL of the
+ * `outboxTraceContext()` value. It answers nothing: add a `RETURNING` to count the rows.
+ */
+export function outboxInsertFrom(messagesQuery: string, traceContext: string): string {
+  return outboxInsertSql(traceContext, `(${messagesQuery}) AS messages(message)`);
+}
+
+function outboxInsertSql(traceContext: string, source: string): string {
+  return `INSERT INTO outbox (kind, payload, trace_context, fairness_key)
+       SELECT message->>'kind', message, ${traceContext}::jsonb,
+              CASE WHEN message->>'kind' = 'release.start' THEN message->'release'->>'deploymentId' END
+         FROM ${source}`;
 }
 
 /** The relay's wake-ups for these rows, as select-list items (NOTIFY fires only on commit). */

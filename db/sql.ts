@@ -1,4 +1,4 @@
-import { ACTIVE_JOB_STATUSES } from '../domain/jobStatus';
+import { ACTIVE_JOB_STATUSES, JOB_STATUSES, type JobStatus } from '../domain/jobStatus';
 import type { ReleaseTargetRef } from '../domain/releaseTargets';
 import { isUuid } from '../domain/uuid';
 
@@ -30,6 +30,16 @@ export function targetRows(targets: readonly ReleaseTargetRef[]): string {
 /** The rows of a `targetRows` parameter (`$n`), as `alias(resource_id, environment_id, deployment_id)`. */
 export function targetRowsSql(parameter: string, alias: string): string {
   return `jsonb_to_recordset(${parameter}::jsonb) AS ${alias}(resource_id uuid, environment_id uuid, deployment_id uuid)`;
+}
+
+/**
+ * Job statuses as SQL literals (`'a', 'b'`), for statements that take their status lists from a
+ * table of domain/ (the claim lifecycle's); each is checked against the closed set of statuses.
+ */
+export function jobStatusListSql(statuses: readonly JobStatus[]): string {
+  for (const status of statuses)
+    if (!(JOB_STATUSES as readonly string[]).includes(status)) throw new Error(`not a job status: ${status}`);
+  return statuses.map((status) => `'${status}'`).join(', ');
 }
 
 /**

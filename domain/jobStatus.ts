@@ -88,19 +88,3 @@ export function canMoveJob(from: JobStatus, to: JobStatus): boolean {
 export function movesInto(to: JobStatus): JobStatus[] {
   return JOB_STATUSES.filter((from) => from !== to && MOVES[from].includes(to));
 }
-
-/** What a job whose cancel was asked (graceful cancel) may still become once its deadline has passed. */
-const ENDS_OF_A_CANCEL: readonly JobStatus[] = ['cancelled', 'failure'];
-
-/**
- * Why a move is refused for a job whose cancel was asked (docs/behaviour.md "Cancel"), if it is: it
- * is never given back to the queue (nobody may claim it again), and once its deadline has passed it
- * may only end `cancelled` or `failure`. Before the deadline an agent may still report how it ended.
- */
-export function cancelledJobMoveRefusal(to: JobStatus, deadlinePassed: boolean): string | undefined {
-  if (to === 'queued') return 'its cancel was asked: it is not given back to the queue; report how it ended';
-  if (deadlinePassed && !ENDS_OF_A_CANCEL.includes(to)) {
-    return `its cancel deadline has passed: it may only end ${ENDS_OF_A_CANCEL.join(' or ')}`;
-  }
-  return undefined;
-}

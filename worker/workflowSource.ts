@@ -28,6 +28,7 @@ export const WORKFLOW_INTERCEPTOR_MODULES = [
  */
 export const WORKFLOW_DOMAIN_MODULES = [
   'gates',
+  'leaseTimer',
   'releaseProgress',
   'releases',
   'ruleLimits',

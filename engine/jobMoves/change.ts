@@ -1,11 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../domain/errors';
+import { isTerminalJobStatus, type JobStatus } from '../../domain/jobStatus';
 import {
-  canMoveJob,
-  cancelledJobMoveRefusal,
-  isTerminalJobStatus,
-  type JobStatus,
-} from '../../domain/jobStatus';
+  CLAIM_LIFECYCLE,
+  cancelStateOf,
+  decideClaimEvent,
+  fencedClaim,
+  type ClaimEvent,
+} from '../../domain/claimLifecycle';
 import { JobSchema, type Job } from '../../db/entities';
 import { plainRecord } from '../../db/plainRecords';
 import { outboxInsert, outboxNotifications } from '../../db/outbox';
@@ -20,13 +22,20 @@ import {
   type PreparedStatement,
 } from '../../db/preparedStatements';
 
+/** The events of the claim lifecycle (domain/claimLifecycle.ts) a single job's move is. */
+export type JobMoveEvent = Extract<ClaimEvent, 'report' | 'requeue' | 'deliveryCap' | 'cancelDeadline'>;
+
 export interface JobStatusChange {
+  /** Which move of the claim lifecycle's table this is (default `report`). */
+  event?: JobMoveEvent;
+  /** The status a report asks for; the other events' is the table's. */
   status?: JobStatus;
+  /** The job's message (default: the table's for the event, if it has one; else unchanged). */
   message?: string | null;
   externalId?: string | null;
   /** The claim the reporter holds (pull agents with leases). */
   claimId?: string;
-  /** The statuses the job must be in for this change (409 otherwise). */
+  /** Statuses narrower than the event's, the job must be in for this change (409 otherwise). */
   from?: readonly JobStatus[];
   /**
    * Whether the workflow that owns the job (its release's, or its runbook run's) is woken by the
@@ -49,29 +58,6 @@ export interface JobScope {
 interface ClaimRecord {
   claimId: string;
   enforce: boolean;
-}
-
-/**
- * Checks a claim id against the job's claim record: a write that carries a claim id must carry the
- * current one, and under the agent's `enforceClaimId` every write must carry it (409 otherwise). A
- * claim id given for a job whose claim has ended (requeued, expired, cancelled, or ended by the
- * final report) is stale too, whatever the write says; the answer names the job's status, so an
- * agent whose final report was taken though its answer was lost can tell.
- */
-function fenceClaim(
-  job: { status: JobStatus },
-  claim: ClaimRecord | undefined,
-  claimId: string | undefined,
-): void {
-  const stale = claimId !== undefined ? claimId !== claim?.claimId : claim?.enforce === true;
-  if (stale) {
-    throw new ConflictError(
-      claimId
-        ? `claim ${claimId} is not the current claim of the job, which is ${job.status}`
-        : 'this agent requires the current claim_id',
-      'stale_claim',
-    );
-  }
 }
 
 /** The job's row, as the lock read it (column names). */
@@ -194,27 +180,27 @@ export async function changeJobStatus(
     const locked = await lockJobWithClaim(tx, scope, jobId);
     if (!locked) throw new NotFoundError('job', jobId);
     const { row, claim, startAwaited } = locked;
-    fenceClaim(row, claim, change.claimId);
-    const status = change.status ?? row.status;
-    if (change.from && !change.from.includes(row.status)) {
-      throw new ConflictError(
-        `The job is ${row.status}, not ${change.from.join(' or ')}`,
-        'invalid_status_move',
-      );
-    }
-    if (!canMoveJob(row.status, status)) {
-      throw new ConflictError(`A job cannot move from ${row.status} to ${status}`, 'invalid_status_move');
-    }
-    const cancelRefusal =
-      row.cancel_requested_at && status !== row.status
-        ? cancelledJobMoveRefusal(status, row.cancel_overdue === true)
-        : undefined;
-    if (cancelRefusal)
-      throw new ConflictError(`The job cannot move to ${status}: ${cancelRefusal}`, 'cancel_requested');
+    const event = change.event ?? 'report';
+    // The fence and the move's guards (docs/agents.md "Writing your own agent"): the claim
+    // lifecycle's table decides; a stale claim id is refused whatever the write says, naming the
+    // job's status, so an agent whose final report was taken though its answer was lost can tell.
+    const decision = decideClaimEvent(
+      event,
+      {
+        status: row.status,
+        claim: fencedClaim(claim, change.claimId),
+        cancel: cancelStateOf(row.cancel_requested_at !== null, row.cancel_overdue === true),
+        claimId: change.claimId,
+      },
+      { reported: change.status, from: change.from },
+    );
+    if (!decision.allowed) throw new ConflictError(decision.refusal.reason, decision.refusal.code);
+    const status = decision.to;
+    const message = change.message === undefined ? CLAIM_LIFECYCLE[event].message : change.message;
     const moved = row.status !== status;
     const after = {
       status,
-      message: change.message === undefined ? row.message : change.message,
+      message: message === undefined ? row.message : message,
       externalId: change.externalId === undefined ? row.external_id : change.externalId,
     };
     const before = { status: row.status, message: row.message, externalId: row.external_id };
@@ -224,7 +210,7 @@ export async function changeJobStatus(
     const starts = status === 'in_progress' && !row.started_at;
     const unstarts = status === 'queued' && moved;
     const completes = isTerminalJobStatus(status) && !row.completed_at;
-    const endsClaim = claim !== undefined && (isTerminalJobStatus(status) || status === 'queued');
+    const endsClaim = claim !== undefined && decision.claimAfter === 'ended';
     const messages: OrchestrationMessage[] = [];
     if (endsClaim) messages.push({ kind: 'lease.end', jobId, claimId: claim.claimId });
     if (moved && change.wakeRelease !== false) {

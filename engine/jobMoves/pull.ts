@@ -7,9 +7,9 @@ import { preparedStatement, runPrepared } from '../../db/preparedStatements';
 import { uuidArray } from '../../db/sql';
 
 /**
- * The pull endpoints' statements: the poll, a heartbeat's extension of its lease, and the agent and
- * the jobs the legacy queue reads. Their store (application/pull.ts) claims, answers and gives jobs
- * back through the status moves of this folder.
+ * The pull endpoints' reads: the poll, and the agent and the jobs the legacy queue reads. Their store
+ * (application/pull.ts) claims, heartbeats (claims.ts), answers and gives jobs back through the
+ * status moves of this folder.
  */
 
 /** docs/behaviour.md "Job list item": what to claim, without dispatch context or variables. */
@@ -28,15 +28,6 @@ export interface PollItem {
   resource: { id: string; name: string; identifier: string } | null;
   /** Set once the job's cancel was asked (graceful cancel): the agent stops it before then. */
   cancelDeadline: string | null;
-}
-
-export interface LeaseState {
-  jobId: string;
-  claimId: string;
-  leaseSeconds: number;
-  expiresAt: string;
-  /** Set once the job's cancel was asked: stop it and report `cancelled` before then. */
-  cancelDeadline?: string;
 }
 
 /**
@@ -95,22 +86,6 @@ const POLL = preparedStatement(
          LIMIT $6) queued) AS counted`,
 );
 
-/**
- * A heartbeat's fence and extension (`extendLease`); a job whose cancel was asked is extended
- * no further than its cancel deadline, and the answer carries that deadline.
- */
-const HEARTBEAT = preparedStatement(
-  'pull_heartbeat',
-  `UPDATE job_claim c
-      SET claim_expires_at = least(now() + make_interval(secs => c.lease_seconds), coalesce(j.cancel_deadline, 'infinity'))
-     FROM job_agent a, job j
-    WHERE c.job_id = $1 AND c.workspace_id = $2 AND a.id = c.job_agent_id AND j.id = c.job_id
-      AND ($3::uuid IS NULL OR c.job_agent_id = $3::uuid)
-      AND (c.claim_id = $4::uuid
-           OR ($4::uuid IS NULL AND NOT coalesce((a.config->>'enforceClaimId')::boolean, false)))
-    RETURNING c.claim_id, c.lease_seconds, c.claim_expires_at, j.cancel_deadline`,
-);
-
 /** A key scoped to one agent sees only that agent: another agent's id answers 404, as if unknown. */
 export function assertCallerMayAct(caller: AgentCaller, jobAgentId: string): void {
   if (caller.jobAgentId && caller.jobAgentId !== jobAgentId) throw new NotFoundError('job agent', jobAgentId);
@@ -163,32 +138,6 @@ export async function pollJobs(
     ...pollTotal(page, items.length, row.counted, cap),
     limit: page.limit,
     offset: page.offset,
-  };
-}
-
-/**
- * A heartbeat's extension (`HEARTBEAT`): the lease as extended, or nothing when the fence held (no
- * such job, or its claim is gone or another one's).
- */
-export async function extendLease(
-  em: EntityManager,
-  caller: AgentCaller,
-  jobId: string,
-  claimId: string | undefined,
-): Promise<LeaseState | undefined> {
-  const [row] = await runPrepared<{
-    claim_id: string;
-    lease_seconds: number;
-    claim_expires_at: Date;
-    cancel_deadline: Date | null;
-  }>(em, HEARTBEAT, [jobId, caller.workspaceId, caller.jobAgentId, claimId ?? null]);
-  if (!row) return undefined;
-  return {
-    jobId,
-    claimId: row.claim_id,
-    leaseSeconds: row.lease_seconds,
-    expiresAt: new Date(row.claim_expires_at).toISOString(),
-    ...(row.cancel_deadline ? { cancelDeadline: new Date(row.cancel_deadline).toISOString() } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { cancelledJobMoveRefusal } from '../../domain/jobStatus';
+import { cancelledJobMoveRefusal } from '../../domain/claimLifecycle';
 
 describe('a job whose cancel was asked', () => {
   it('is never given back to the queue, before its deadline or after', () => {
