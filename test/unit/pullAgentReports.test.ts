@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PullAgent, variablesAsEnvironment } from '../../cli/agent/pullAgent';
 import { eventually } from '../helpers/eventually';
 
@@ -27,6 +26,8 @@ describe('reference agent, reports and isolation', () => {
   let heartbeats = 0;
   let requeues = 0;
   let queued: string[] = [];
+  /** What the agent asked for, in order: `poll`, `claim`, `heartbeat`, `requeue` or `report`. */
+  const requests: string[] = [];
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -39,10 +40,12 @@ describe('reference agent, reports and isolation', () => {
         };
         const route = req.url ?? '';
         if (req.method === 'GET' && route.includes('/jobs?status=queued')) {
+          requests.push('poll');
           return reply(200, { items: queued.map((id) => ({ id })) });
         }
         const claimed = /\/jobs\/([^/]+)\/claim$/.exec(route);
         if (req.method === 'POST' && claimed) {
+          requests.push('claim');
           queued = queued.filter((id) => id !== claimed[1]);
           return reply(200, {
             id: claimed[1],
@@ -53,15 +56,18 @@ describe('reference agent, reports and isolation', () => {
           });
         }
         if (req.method === 'POST' && route.endsWith('/heartbeat')) {
+          requests.push('heartbeat');
           heartbeats++;
           return reply(200);
         }
         if (req.method === 'POST' && route.endsWith('/requeue')) {
+          requests.push('requeue');
           requeues++;
           return reply(202);
         }
         const reported = /\/jobs\/([^/]+)\/status$/.exec(route);
         if (req.method === 'PUT' && reported) {
+          requests.push('report');
           const { status } = JSON.parse(Buffer.concat(chunks).toString()) as { status: string };
           const contextFileExisted = fs.existsSync(path.join(workDir, reported[1]!, 'dispatch-context.json'));
           let answered: number | 'dropped' = 202;
@@ -91,8 +97,29 @@ describe('reference agent, reports and isolation', () => {
     variables = { SECRET: 's3cr3t' };
     heartbeats = 0;
     requeues = 0;
+    requests.length = 0;
   });
-  afterEach(() => fs.rmSync(workDir, { recursive: true, force: true }));
+  afterEach(() => {
+    jest.useRealTimers();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** Every timer API but setInterval and clearInterval: the agent's pauses and the server's I/O keep real time. */
+  const ALL_BUT_INTERVALS: FakeableAPI[] = [
+    'Date',
+    'hrtime',
+    'nextTick',
+    'performance',
+    'queueMicrotask',
+    'requestAnimationFrame',
+    'cancelAnimationFrame',
+    'requestIdleCallback',
+    'cancelIdleCallback',
+    'setImmediate',
+    'clearImmediate',
+    'setTimeout',
+    'clearTimeout',
+  ];
 
   const CHECK_CONTEXT =
     'test -f "$FLIGHTDECK_DISPATCH_CONTEXT" && grep -q s3cr3t "$FLIGHTDECK_DISPATCH_CONTEXT"';
@@ -122,6 +149,14 @@ describe('reference agent, reports and isolation', () => {
   };
   const contextFile = (jobId: string) => path.join(workDir, jobId, 'dispatch-context.json');
   const statuses = () => reports.map((r) => `${r.status} ${r.answered}`);
+  /**
+   * The agent polls again only once it is done with the job it claimed (its poll loop awaits the
+   * job's run, final report included): from then on nothing more is sent for that job.
+   */
+  const doneWithTheJob = () => {
+    const firstReport = requests.indexOf('report');
+    return firstReport >= 0 && requests.indexOf('poll', firstReport) > firstReport;
+  };
 
   it('retries the result over 5xx until it is accepted, and removes the context file', async () => {
     failuresLeft = 3;
@@ -140,11 +175,10 @@ describe('reference agent, reports and isolation', () => {
 
   it('stops at a refusal', async () => {
     finalAnswer = 409;
-    await runAgent('job-refused', () => reports.some((r) => r.answered === 409));
-    await sleep(1500);
-    expect(reports.filter((r) => r.status !== 'in_progress')).toMatchObject([
-      { status: 'successful', answered: 409 },
-    ]);
+    const results = () => reports.filter((r) => r.status !== 'in_progress');
+    // Done with the job after the refusal; a result sent again is a failure to show, not to wait out.
+    await runAgent('job-refused', () => doneWithTheJob() || results().length > 1);
+    expect(results()).toMatchObject([{ status: 'successful', answered: 409 }]);
     expect(fs.existsSync(contextFile('job-refused'))).toBe(false);
   });
 
@@ -169,14 +203,12 @@ describe('reference agent, reports and isolation', () => {
     async (_, answer, givenBack) => {
       startAnswer = answer;
       leaseSeconds = 0.3;
+      // Heartbeats run on an interval (a third of the lease): faked, every one the agent starts and
+      // does not clear is counted, so a heartbeat left running shows without waiting for it to beat.
+      jest.useFakeTimers({ doNotFake: ALL_BUT_INTERVALS });
       const jobId = `job-unstarted-${String(answer)}`;
-      await runAgent(jobId, () => reports.length > 0 && requeues === givenBack, {
-        exec: 'touch ran.txt',
-      });
-      const heartbeatsAtStop = heartbeats;
-      // A heartbeat left running would fire every 100 ms.
-      await sleep(600);
-      expect(heartbeats).toBe(heartbeatsAtStop);
+      await runAgent(jobId, doneWithTheJob, { exec: 'touch ran.txt' });
+      expect(jest.getTimerCount()).toBe(0);
       expect(heartbeats).toBe(0);
       expect(requeues).toBe(givenBack);
       expect(statuses()).toEqual([`in_progress ${answer === 'drop' ? 'dropped' : answer}`]);

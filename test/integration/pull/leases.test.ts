@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { setTimeout as sleep } from 'node:timers/promises';
 import supertest from 'supertest';
 import { expireLapsedClaims } from '../../../engine/jobMoves';
 import { workflowIds } from '../../../workflows/ids';
 import { eventually } from '../../helpers/eventually';
 import { pullFixture, type PullFixture } from '../../helpers/pull';
 import { startTestStack, type TestStack } from '../../helpers/stack';
+import { workflowTimers } from '../../helpers/timers';
+
+/** The shortest lease an agent may have (domain/jobAgents.ts): the `leased` agent's. */
+const LEASE_MS = 5_000;
 
 /**
  * docs/behaviour.md "Pull job agents" under a lease (docs/design.md "Decisions": leases, heartbeat, fencing): a claim under a lease
@@ -25,7 +28,7 @@ describe('pull agents under a lease', () => {
   beforeAll(async () => {
     stack = await startTestStack();
     ws = `/v1/workspaces/${stack.workspaceId}`;
-    leased = await pullFixture(stack, 'leased', { config: { leaseSeconds: 5 }, resources: 4 });
+    leased = await pullFixture(stack, 'leased', { config: { leaseSeconds: LEASE_MS / 1000 }, resources: 4 });
     fenced = await pullFixture(stack, 'fenced', {
       config: { leaseSeconds: 30, enforceClaimId: true },
       resources: 2,
@@ -66,6 +69,14 @@ describe('pull agents under a lease', () => {
       'SELECT claim_id FROM job_claim WHERE job_id = ?',
       [jobId],
     );
+  /** How long a job's claim has left, by the database's clock (the one heartbeats and sweeps read). */
+  const claimRemainingMs = async (jobId: string): Promise<number> => {
+    const [row] = await (stack.orm.em.fork() as EntityManager).execute<{ ms: number }[]>(
+      'SELECT (extract(epoch FROM claim_expires_at - clock_timestamp()) * 1000)::float8 AS ms FROM job_claim WHERE job_id = ?',
+      [jobId],
+    );
+    return Number(row!.ms);
+  };
   // The relay may start the lease workflow a moment after the claim: wait for it to exist and end.
   const leaseOutcome = (jobId: string, claimId: string) =>
     eventually(() => stack.temporal.workflow.getHandle(workflowIds.lease(jobId, claimId)).result(), {
@@ -116,10 +127,12 @@ describe('pull agents under a lease', () => {
     expect((await heartbeat(job.id, { claim_id: claimed.claim_id })).status).toBe(409);
   });
 
-  it('keeps a heartbeating job in_progress for 30 s, never touches a V1 job, and ends the lease on a terminal status', async () => {
+  it('keeps a heartbeating job in_progress past two lease lengths, each sweep of its lease finding it extended; never touches a V1 job; ends the lease on a terminal status', async () => {
+    const SWEEPS = 3;
     const beating = leased.jobs[1]!;
     const silent = leased.jobs[2]!;
     const plain = v1.jobs[0]!;
+    const claimedAt = Date.now();
     const claimed = await claim(leased, beating.id);
     await claim(leased, silent.id);
     const plainClaim = await claim(v1, plain.id);
@@ -127,28 +140,58 @@ describe('pull agents under a lease', () => {
     expect(await claimRecords(plain.id)).toEqual([]);
     expect((await heartbeat(plain.id)).status).toBe(409);
 
-    const started = Date.now();
-    let beats = 0;
-    while (Date.now() - started < 30_000) {
-      await sleep(2_000);
+    // Heartbeats move the deadline in the database only; the lease's timer fires at the deadline it
+    // last read, its sweep finds the claim extended, and it sleeps on to the new deadline
+    // (docs/design.md "Lease workflow"). Each round beats with half the lease left, as an agent
+    // beating at a third of it (docs/agents.md "The reference agent") would have by then, and waits
+    // for that sweep: the rounds take as long as the sweeps do, half a lease each.
+    const lease = stack.temporal.workflow.getHandle(workflowIds.lease(beating.id, claimed.claim_id!));
+    let deadline = Date.parse(claimed.claim_expires_at!);
+    for (let sweep = 1; sweep <= SWEEPS; sweep++) {
+      await eventually(async () => (await claimRemainingMs(beating.id)) <= LEASE_MS / 2, {
+        what: 'half the lease to pass',
+      });
       const beat = await heartbeat(beating.id, { claim_id: claimed.claim_id });
       expect(beat.status).toBe(200);
-      expect(beat.body).toMatchObject({ job_id: beating.id, claim_id: claimed.claim_id, lease_seconds: 5 });
-      expect(Date.parse(beat.body.claim_expires_at)).toBeGreaterThan(Date.now() + 4_000);
+      expect(beat.body).toMatchObject({
+        job_id: beating.id,
+        claim_id: claimed.claim_id,
+        lease_seconds: LEASE_MS / 1000,
+      });
+      const extended = Date.parse(beat.body.claim_expires_at);
+      expect(extended).toBeGreaterThan(deadline);
+
+      // Its timer fires, and the lease either sleeps on (a timer again) or has ended.
+      const swept = await eventually(
+        async () => {
+          const timers = await workflowTimers(lease);
+          const fired = timers.filter((timer) => timer.ended === 'fired');
+          const next = timers.find((timer) => !timer.ended);
+          const ended = (await lease.describe()).status.name !== 'RUNNING';
+          return fired.length === sweep && (next || ended) ? { fired: fired.at(-1)!, next } : undefined;
+        },
+        { what: `sweep ${sweep} of the lease`, timeoutMs: LEASE_MS * 2 },
+      );
       expect(await jobStatus(beating.id)).toBe('in_progress');
-      beats++;
+      // It fired at the deadline it had read and now waits for the one the heartbeat set (give or
+      // take the rounding of the two clocks' milliseconds and the moment the lease took to read it).
+      expect(swept.fired.dueAt).toBeGreaterThanOrEqual(deadline - 10);
+      expect(swept.next?.dueAt).toBeGreaterThanOrEqual(extended - 10);
+      expect(swept.next?.dueAt).toBeLessThan(extended + LEASE_MS / 4);
+      deadline = extended;
     }
-    expect(beats).toBeGreaterThanOrEqual(14);
-    // Meanwhile the silent claim expired (the reaper ran), and the V1 job was left alone.
+    expect(Date.now() - claimedAt).toBeGreaterThan(2 * LEASE_MS);
+    expect(await claimRecords(beating.id)).toEqual([{ claim_id: claimed.claim_id }]);
+    // The sweeps after the silent claim's deadline expired it; the V1 job has no claim for them to take.
     expect(await jobStatus(silent.id)).toBe('queued');
+    expect(await claimRecords(silent.id)).toEqual([]);
     expect(await jobStatus(plain.id)).toBe('in_progress');
-    expect(await jobStatus(beating.id)).toBe('in_progress');
 
     const done = await report(beating.id, { status: 'successful', claim_id: claimed.claim_id });
     expect(done.status).toBe(202);
     expect(await claimRecords(beating.id)).toEqual([]);
     expect(await leaseOutcome(beating.id, claimed.claim_id!)).toBe('released');
-  }, 60_000);
+  });
 
   it('fences writes with the claim id: a late timer of an old claim never touches the new one', async () => {
     const job = leased.jobs[3]!;
