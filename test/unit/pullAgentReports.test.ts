@@ -171,7 +171,8 @@ describe('reference agent, reports and isolation', () => {
       'successful 202',
     ]);
     expect(fs.existsSync(contextFile('job-retried'))).toBe(false);
-  });
+    // Three backoffs of the agent's own (0.5, 1 and 2 s, ±20 %): up to 4.2 s before the last answer.
+  }, 15_000);
 
   it('stops at a refusal', async () => {
     finalAnswer = 409;
