@@ -30,6 +30,7 @@ export const WORKFLOW_DOMAIN_MODULES = [
   'gates',
   'releaseProgress',
   'releases',
+  'retry',
   'ruleLimits',
   'runbookRunProgress',
   'webhookAttempts',
