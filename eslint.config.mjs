@@ -65,7 +65,13 @@ const ENGINE_ROOMS = [
 
 function engineRoomOrder(forbidden, message) {
   return ENGINE_ROOMS.map((room, rank) => {
-    const later = ENGINE_ROOMS.slice(rank + 1).flatMap((name) => [`../${name}`, `../${name}/*`]);
+    // From a room's file, or from a file of a folder inside the room (engine/eligibility/facts/).
+    const later = ENGINE_ROOMS.slice(rank + 1).flatMap((name) => [
+      `../${name}`,
+      `../${name}/*`,
+      `../../${name}`,
+      `../../${name}/*`,
+    ]);
     const patterns = [{ group: forbidden, message }];
     if (later.length > 0)
       patterns.push({

@@ -1,4 +1,5 @@
-import type { GateEvaluation, RuleEvaluation } from './gates';
+import type { GateEvaluation } from './gates';
+import type { RuleEvaluation } from './rules/evaluator';
 import type { ReleaseIdentity } from './orchestration';
 import type { Principal } from './principal';
 

@@ -1,4 +1,5 @@
-import { evaluateGates, type GateDecision, type ReleaseFacts, type RuleEvaluation } from './gates';
+import { evaluateGates, type GateDecision, type ReleaseFacts } from './gates';
+import type { RuleEvaluation } from './rules/evaluator';
 import type { ReleasePhase } from './releases';
 
 /**
@@ -60,9 +61,18 @@ export interface ExplainInput {
   now: Date;
   /** The release's latest job, for a release that ended: why it ended (a delivery limit, an agent's message). */
   lastJob?: { id: string; status: string; message: string | null };
+  /** Selectors deciding the target that turned out slow (none, most of the time). */
+  selectorWarnings: TargetSelectorWarning[];
 }
 
-export function explainTarget({ facts, release, slot, now, lastJob }: ExplainInput): Explanation {
+export function explainTarget({
+  facts,
+  release,
+  slot,
+  now,
+  lastJob,
+  selectorWarnings,
+}: ExplainInput): Explanation {
   const evaluation = evaluateGates(facts, now);
   const approvers = facts.approvals.filter((a) => a.status === 'approved').map((a) => a.userName);
   const rules = evaluation.rules.map((rule) =>
@@ -86,6 +96,7 @@ export function explainTarget({ facts, release, slot, now, lastJob }: ExplainInp
       slot,
       lastJob,
     ),
+    ...(selectorWarnings.length > 0 ? { selectorWarnings } : {}),
   };
 }
 

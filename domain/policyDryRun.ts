@@ -1,5 +1,6 @@
 import { versionSelected } from './eligibility';
-import { policyRuleEvaluations, type ReleaseFacts, type RuleEvaluation, type RuleState } from './gates';
+import { policyRuleEvaluations, type ReleaseFacts } from './gates';
+import type { RuleEvaluation, RuleState } from './rules/evaluator';
 import type { PolicyRule } from './policies';
 import { ruleKind } from './ruleKinds';
 

@@ -31,6 +31,7 @@ export const WORKFLOW_DOMAIN_MODULES = [
   'leaseTimer',
   'releaseProgress',
   'releases',
+  'retry',
   'ruleLimits',
   'runbookRunProgress',
   'webhookAttempts',

@@ -8,7 +8,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { decideRetry, evaluateGates } from '../domain/gates';
+import { evaluateGates } from '../domain/gates';
+import { decideRetry } from '../domain/retry';
 import type { ReleaseAdmission } from '../domain/orchestration';
 import {
   attemptActions,

@@ -33,6 +33,15 @@ export async function loadWorkspaceHolds(
   workspaceIds: readonly string[],
   holdIds?: readonly string[],
 ): Promise<StoredHold[]> {
+  return readHolds(sql, uuidArray(workspaceIds), holdIds ? uuidArray(holdIds) : null);
+}
+
+/** `loadWorkspaceHolds` of ids already made `uuid[]` parameters (db/sql.ts `uuidArray`). */
+export async function readHolds(
+  sql: Pick<EntityManager, 'execute'>,
+  workspaceIds: string,
+  holdIds: string | null,
+): Promise<StoredHold[]> {
   const rows = await sql.execute<HoldRow[]>(
     `SELECT h.id, h.workspace_id, h.selector, h.effect, h.version_id, v.tag AS version_tag, v.deployment_id,
             h.reason, h.expires_at, h.schedule, h.created_by_id, h.created_by_name
@@ -40,7 +49,7 @@ export async function loadWorkspaceHolds(
       WHERE h.workspace_id = ANY(?::uuid[])
         AND (?::uuid[] IS NULL AND (h.expires_at IS NULL OR h.expires_at > now()) OR h.id = ANY(?::uuid[]))
       ORDER BY h.created_at, h.id`,
-    [uuidArray(workspaceIds), holdIds ? uuidArray(holdIds) : null, holdIds ? uuidArray(holdIds) : null],
+    [workspaceIds, holdIds, holdIds],
   );
   return rows.map(storedHold);
 }

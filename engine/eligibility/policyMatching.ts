@@ -64,3 +64,21 @@ export function policiesForTarget(
     .filter((policy) => selectorMatches('target', policy.selector, context))
     .map(({ id, name, priority, rules }) => ({ id, name, priority, rules }));
 }
+
+/**
+ * The policies that apply to each row's target, by row id: its workspace's enabled ones (read once
+ * per workspace), or `policies` instead (a dry run's).
+ */
+export async function policiesOfTargets(
+  sql: Pick<EntityManager, 'execute'>,
+  rows: readonly (TargetRecords & { id: string; workspace_id: string })[],
+  policies?: (MatchedPolicy & { selector: string })[],
+): Promise<Map<string, MatchedPolicy[]>> {
+  const workspacePolicies = new Map<string, (MatchedPolicy & { selector: string })[]>();
+  for (const workspaceId of new Set(rows.map((row) => row.workspace_id))) {
+    workspacePolicies.set(workspaceId, policies ?? (await enabledPolicies(sql, workspaceId)));
+  }
+  return new Map(
+    rows.map((row) => [row.id, policiesForTarget(workspacePolicies.get(row.workspace_id)!, row)]),
+  );
+}

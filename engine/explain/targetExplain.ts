@@ -11,7 +11,7 @@ import { policySelectors, type PolicyRule } from '../../domain/policies';
 import type { HeldSelector } from '../../domain/selectors';
 import type { ReleasePhase } from '../../domain/releases';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
-import { loadRelease, loadTargetVersionFacts } from '../eligibility/releaseFacts';
+import { loadVersionOnTarget } from '../eligibility/releaseFacts';
 import { withRecordedPlanVerdicts } from '../planner/releasePlan';
 import { withShipDigest } from '../planner/shipDigests';
 import { targetVersion } from '../eligibility/targetVersion';
@@ -20,9 +20,9 @@ import { selectorWarnings } from '../selectors/selectorOverruns';
 
 /**
  * Explains a release target for a version (by default the deployment's newest ready one): the
- * facts of the version's release there (or of a would-be release), through the gates' own code
- * (domain/explain.ts), with the target's slot and current release. It runs no policy engine: plan
- * validation rules show the verdicts the release's evaluation recorded.
+ * target's slot and its slow selectors, the version's release there (or a would-be release) and
+ * its facts, all read first, then judged by the gates' own code (domain/explain.ts). It runs no
+ * policy engine: plan validation rules show the verdicts the release's evaluation recorded.
  */
 export async function explainReleaseTarget(
   em: EntityManager,
@@ -31,36 +31,35 @@ export async function explainReleaseTarget(
   target: ReleaseTargetRef,
   versionId?: string,
 ): Promise<Explanation> {
+  const slot = await targetSlot(em, target);
+  const selectorWarnings = await targetSelectorWarnings(em, workspaceId, target);
   const version = await targetVersion(em, workspaceId, target, versionId);
   const [existing] = await em.execute<{ id: string; phase: ReleasePhase }[]>(
     `SELECT id, phase FROM release
       WHERE resource_id = ? AND environment_id = ? AND deployment_id = ? AND version_id = ?`,
     [target.resourceId, target.environmentId, target.deploymentId, version.id],
   );
-  const loaded = existing
-    ? await loadRelease(em, existing.id)
-    : (await loadTargetVersionFacts(em, workspaceId, target, version.id)).get(version.id);
-  if (!loaded) throw new NotFoundError('version', version.id);
-  // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
-  const judged =
-    existing && loaded.phase === 'pending'
-      ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded))
-      : loaded;
   const [lastJob] = existing
     ? await em.execute<{ id: string; status: string; message: string | null }[]>(
         `SELECT id, status, message FROM job WHERE release_id = ? ORDER BY attempt DESC, created_at DESC LIMIT 1`,
         [existing.id],
       )
     : [];
-  const explanation = explainTarget({
+  const loaded = await loadVersionOnTarget(em, workspaceId, target, version.id, existing?.id);
+  if (!loaded) throw new NotFoundError('version', version.id);
+  // Plan validation as the release's evaluation recorded it on the plan; a would-be release has none.
+  const judged =
+    existing && loaded.phase === 'pending'
+      ? await withRecordedPlanVerdicts(em, secrets, await withShipDigest(em, secrets, loaded))
+      : loaded;
+  return explainTarget({
     facts: judged.facts,
     release: existing ? { id: existing.id, phase: existing.phase } : null,
-    slot: await targetSlot(em, target),
+    slot,
     now: new Date(),
     ...(lastJob ? { lastJob } : {}),
+    selectorWarnings,
   });
-  const warnings = await targetSelectorWarnings(em, workspaceId, target);
-  return warnings.length > 0 ? { ...explanation, selectorWarnings: warnings } : explanation;
 }
 
 /**

@@ -84,7 +84,7 @@ export async function planRules(
 
 /**
  * A stored release's facts with the verdicts its evaluation recorded on its plan as it is now,
- * without running the engine: a rule without one shows as pending (domain/gates.ts).
+ * without running the engine: a rule without one shows as pending (domain/rules/planValidationOpa.ts).
  */
 export async function withRecordedPlanVerdicts(
   em: EntityManager,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { groupBy } from '../../domain/grouping';
-import type { ApprovalFact } from '../../domain/gates';
+import type { ApprovalFact } from '../../domain/rules/anyApproval';
 import type { SecretBox } from '../../db/secrets';
 import { newId } from '../../db/ids';
 import { uuidArray } from '../../db/sql';

@@ -43,8 +43,8 @@ export async function planTargets(
   proposed?: ProposedVersion,
   seal: (value: unknown) => unknown = () => REDACTED,
 ): Promise<PlanTarget[]> {
-  const inputs = await loadPlanInputs(tx, box, releases, proposed);
   const current = await currentJobs(tx, targets);
+  const inputs = await loadPlanInputs(tx, box, releases, proposed);
   const tools = { newId, seal };
   return targets.map((target, index) => {
     const release = releases[index]!;

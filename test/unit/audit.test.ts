@@ -1,5 +1,6 @@
 import { describeWrite, evaluationEvents, fieldNames, jobEvent } from '../../domain/audit';
-import type { GateEvaluation, RuleEvaluation } from '../../domain/gates';
+import type { GateEvaluation } from '../../domain/gates';
+import type { RuleEvaluation } from '../../domain/rules/evaluator';
 
 const release = {
   id: 'r1',

@@ -62,26 +62,6 @@ describe('holds (docs/behaviour.md "Holds and freezes")', () => {
     });
   });
 
-  it('a block makes the release wait until it ends, saying who, why and until when', () => {
-    const evaluation = evaluateGates(releaseFacts(NOW, { holds: [block({ expiresAt: at(60) })] }), NOW);
-    expect(evaluation).toMatchObject({ decision: 'wait', nextEvaluationAt: at(60) });
-    expect(evaluation.rules.find((rule) => rule.kind === 'hold')).toEqual({
-      kind: 'hold',
-      ruleId: 'h1',
-      state: 'waiting',
-      reason: `held by Ada until ${at(60)}: incident`,
-      nextEvaluationAt: at(60),
-    });
-    const outside = evaluateGates(
-      releaseFacts(new Date('2026-11-26T18:00:00Z'), { holds: [block({ schedule: noonFreeze })] }),
-      new Date('2026-11-26T18:00:00Z'),
-    );
-    expect(outside.decision).toBe('proceed');
-    expect(outside.rules.find((rule) => rule.kind === 'hold')?.reason).toBe(
-      'outside the freeze of Ada until 2026-11-27T11:00:00.000Z: incident',
-    );
-  });
-
   it('a break-glass skip of the hold lets the release go', () => {
     const skips = [
       { id: 's1', ruleId: 'h1', reason: 'the fix', expiresAt: at(600), createdBy: { id: 'k2', name: 'Bo' } },

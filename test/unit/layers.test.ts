@@ -105,6 +105,12 @@ describe('layer rules', () => {
       'no-restricted-imports',
     ]);
     expect(lintAs('engine/executor/releaseFanout.ts', explainFromPlanner)).toEqual([]);
+    const fromRoomFolder = (room: string) =>
+      `import * as room from '../../${room}';\nexport const imported = room;\n`;
+    expect(lintAs('engine/eligibility/facts/approvals.ts', fromRoomFolder('planner'))).toEqual([
+      'no-restricted-imports',
+    ]);
+    expect(lintAs('engine/eligibility/facts/approvals.ts', fromRoomFolder('selectors'))).toEqual([]);
   });
 
   it("let the board's browser script import types alone, and nothing of Node", () => {

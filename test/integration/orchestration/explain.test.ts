@@ -290,6 +290,42 @@ describe('explain a release target', () => {
     expect(cooling.slot.currentRelease).toMatchObject({ versionTag: '1.0.0' });
   });
 
+  it("explains a gradual rollout: each target's turn in the version's rollout to its environment", async () => {
+    const system = await api.system('ex-gradual');
+    const environment = await api.environment(
+      'ex-gradual',
+      'resource.metadata["lane"] == "ex-gradual"',
+      system,
+    );
+    const nodes = [
+      await api.resource('ex-gradual-a', 'service', { lane: 'ex-gradual' }),
+      await api.resource('ex-gradual-b', 'service', { lane: 'ex-gradual' }),
+    ];
+    const deployment = await api.deployment('ex-gradual', system, { jobAgents: [{ ref: 'explain-puller' }] });
+    await api.policy({
+      name: 'ex gradual',
+      selector: `environment.id == "${environment}"`,
+      rules: [{ gradualRollout: { rolloutType: 'linear', timeScaleInterval: 3600 } }],
+    });
+    const version = await api.version(deployment, '1.0.0');
+    await api.releaseWith(
+      (r) => r.versionId === version && r.evaluation?.decision === 'wait',
+      'the second target to wait for its turn',
+    );
+    const turns = await Promise.all(
+      nodes.map(async (node) => (await explain(`${node}-${environment}-${deployment}`, version)).rules),
+    );
+    const rollout = turns
+      .map((rules) => rules.find((rule) => rule.kind === 'gradualRollout')!)
+      .sort((a, b) => a.reason.localeCompare(b.reason));
+    expect(rollout[0]).toMatchObject({ state: 'passed', reason: 'target 1 of 2 is due' });
+    expect(rollout[1]).toMatchObject({
+      state: 'waiting',
+      reason: expect.stringMatching(/^target 2 of 2 is scheduled for /),
+    });
+    expect(Date.parse(rollout[1]!.nextEvaluationAt!)).toBeGreaterThan(Date.now() + 55 * 60_000);
+  });
+
   it('documents explain, the variable preview and the policy dry-run in the OpenAPI document', async () => {
     const document = (await stack.http.get('/openapi.json').expect(200)).body as {
       paths: Record<string, object>;
