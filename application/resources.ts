@@ -13,6 +13,7 @@ import {
 } from '../db/entities';
 import { recordWriteEvent, SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
 import { conflictOnDuplicate } from '../db/errors';
+import { newId } from '../db/ids';
 import {
   lockWorkspaceTargets,
   syncReleaseTargets,
@@ -66,8 +67,12 @@ interface VariablesWrite {
   variablesPath: string;
 }
 
-/** One entry of a provider's set, in the order rows are locked: to upsert (`index` in the request) or to delete. */
-type SetEntry = { identifier: string; input: ProviderResourceInput; index: number } | { identifier: string };
+/**
+ * One entry of a provider's set, in the order rows are locked: to upsert (`index` in the request,
+ * `id` the one it takes if new, made in the request's order) or to delete.
+ */
+type SetEntry =
+  { identifier: string; input: ProviderResourceInput; index: number; id: string } | { identifier: string };
 
 function fieldsOf(input: ResourceInput & { identifier: string }): ResourceFields {
   return {
@@ -178,7 +183,7 @@ export class ResourceStore {
       const identifiers = resources.map((input) => input.identifier);
       const dropped = await ownedIdentifiersOutside(em, workspaceId, providerId, new Set(identifiers));
       const entries: SetEntry[] = [
-        ...resources.map((input, index) => ({ identifier: input.identifier, input, index })),
+        ...resources.map((input, index) => ({ identifier: input.identifier, input, index, id: newId() })),
         ...dropped.map((identifier) => ({ identifier })),
       ];
       // Byte order, as collation "C" sorts them in engine/targets/resourceRows.ts; each key encoded once.
@@ -214,7 +219,7 @@ export class ResourceStore {
     const written = await upsertRows(
       em,
       workspaceId,
-      upserts.map((entry) => fieldsOf(entry.input)),
+      upserts.map((entry) => ({ ...fieldsOf(entry.input), id: entry.id })),
       providerId,
       locked,
     );

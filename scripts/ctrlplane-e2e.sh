@@ -44,50 +44,9 @@ mkdir -p "$e2e/node_modules/@ctrlplane"
 cp -r "$ours/ctrlplane-db" "$e2e/node_modules/@ctrlplane/db"
 cp "$ours/playwright.config.mjs" "$e2e/flightdeck.config.mjs"
 
-# 3. A Flightdeck stack: the given one, or a fresh one.
-stack_pid=''
-stop_stack() {
-  if [[ -n "$stack_pid" ]] && kill -0 "$stack_pid" 2>/dev/null; then
-    say "stopping the stack (pid $stack_pid)"
-    kill -INT "$stack_pid"
-    wait "$stack_pid" || true
-  fi
-}
-trap stop_stack EXIT
-free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-
-if [[ -n "${FLIGHTDECK_E2E_URL:-}" ]]; then
-  : "${FLIGHTDECK_ADMIN_TOKEN:?FLIGHTDECK_E2E_URL needs the stack\'s FLIGHTDECK_ADMIN_TOKEN}"
-else
-  say "building Flightdeck"
-  (cd "$repo" && npm run --silent build >&2)
-  FLIGHTDECK_ADMIN_TOKEN=$(node -p 'require("crypto").randomBytes(24).toString("hex")')
-  api_port=$(free_port)
-  FLIGHTDECK_E2E_URL="http://127.0.0.1:$api_port"
-  log="$run_dir/flightdeck/start.log"
-  say "starting Flightdeck at $FLIGHTDECK_E2E_URL (data and log in $run_dir/flightdeck)"
-  mkdir -p "$run_dir/flightdeck"
-  (
-    cd "$run_dir/flightdeck"
-    FLIGHTDECK_DATA_DIR="$run_dir/flightdeck/data" FLIGHTDECK_PORT=$api_port \
-      FLIGHTDECK_ADMIN_TOKEN=$FLIGHTDECK_ADMIN_TOKEN FLIGHTDECK_METRICS_PORT=off \
-      FLIGHTDECK_EMBEDDED_PG_PORT=$(free_port) FLIGHTDECK_EMBEDDED_TEMPORAL_PORT=$(free_port) \
-      FLIGHTDECK_EMBEDDED_TEMPORAL_UI_PORT=$(free_port) \
-      exec node "$repo/dist/cli/main.js" start
-  ) >"$log" 2>&1 &
-  stack_pid=$!
-  for _ in $(seq 1 180); do
-    grep -q 'Flightdeck is running' "$log" && break
-    if ! kill -0 "$stack_pid" 2>/dev/null; then
-      tail -n 30 "$log" >&2
-      say "flightdeck start exited before it was running"
-      exit 1
-    fi
-    sleep 1
-  done
-  grep -q 'Flightdeck is running' "$log" || { say "no stack after 180 s (see $log)"; exit 1; }
-fi
-export FLIGHTDECK_E2E_URL FLIGHTDECK_ADMIN_TOKEN
+# 3. A Flightdeck stack: the given one, or a fresh one (scripts/lib/flightdeck-stack.sh).
+source "$repo/scripts/lib/flightdeck-stack.sh"
+start_stack "$run_dir/flightdeck"
 
 # 4. The workspace and two API keys, made through our API, where their setup project signs up in
 # Ctrlplane's web UI.

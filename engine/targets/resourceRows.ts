@@ -95,19 +95,21 @@ const UPSERT_RESOURCES = preparedStatement(
 
 /**
  * Inserts or replaces live resources by identifier in one statement, in byte order. A new one is
- * owned by `providerId`; an existing one keeps its id, and its owner unless `providerId` is given
- * (a provider's set takes it over). `updated_at` moves only when a field does. `locked` is what
- * `lockLive` returned for these identifiers: a row it did not see (created meanwhile) counts as moved.
+ * owned by `providerId` and takes the fresh id its fields propose (a provider's set makes them in
+ * the set's order, so its resources list in that order: docs/api.md "Resource providers"), else a
+ * new one; an existing one keeps its id, and its owner unless `providerId` is given (a provider's
+ * set takes it over). `updated_at` moves only when a field does. `locked` is what `lockLive`
+ * returned for these identifiers: a row it did not see (created meanwhile) counts as moved.
  */
 export async function upsertRows(
   em: EntityManager,
   workspaceId: string,
-  fields: readonly ResourceFields[],
+  fields: readonly (ResourceFields & { id?: string })[],
   providerId: string | null,
   locked: ReadonlyMap<string, { facts: string }>,
 ): Promise<UpsertedRow[]> {
   if (fields.length === 0) return [];
-  const proposed = fields.map((resource) => ({ ...resource, id: newId() }));
+  const proposed = fields.map((resource) => ({ ...resource, id: resource.id ?? newId() }));
   const rows = await runPrepared<ResourceRow & { facts: string }>(em, UPSERT_RESOURCES, [
     workspaceId,
     providerId,

@@ -1,6 +1,6 @@
 // Creates the workspace and the two API keys their setup project makes in Ctrlplane's web UI,
 // through our API with the operator token (docs/getting-started.md, "Workspaces and API keys"),
-// and prints their .state/workspace.json.
+// and prints their .state/workspace.json (scripts/terraform-acceptance.sh takes its slug and key).
 //   FLIGHTDECK_E2E_URL=http://127.0.0.1:8080 FLIGHTDECK_ADMIN_TOKEN=… node workspace.mjs
 const origin = process.env.FLIGHTDECK_E2E_URL;
 const token = process.env.FLIGHTDECK_ADMIN_TOKEN;

@@ -263,6 +263,24 @@ describe('resource providers over HTTP', () => {
       });
     });
 
+    it("lists a set's new resources in the set's order, not their identifiers' (docs/api.md)", async () => {
+      // Ctrlplane's Terraform provider writes a provider's resources as a list and reads it back
+      // from this list: another order would plan a change after every apply.
+      const base = `/v1/workspaces/${other.id}`;
+      const provider = (await upsert({ id: '', name: 'ordered' }, base, other.auth).expect(202)).body.id;
+      const sent = ['res-2', 'res-10', 'res-1', 'res-20', 'res-3'];
+      await stack.http
+        .put(setPath(provider, base))
+        .set(other.auth)
+        .send({ resources: sent.map((identifier) => scanned(identifier, 'node')) })
+        .expect(202);
+      const listed = await stack.http
+        .get(`${byName('ordered', base)}/resources`)
+        .set(other.auth)
+        .expect(200);
+      expect(listed.body.items.map((r: { identifier: string }) => r.identifier)).toEqual(sent);
+    });
+
     it('replaces the resources named again (same id), deletes those left out, and moves their targets', async () => {
       const res = await set(ids.scanner!, [
         scanned('node-a', 'node', { env: 'prod' }),
