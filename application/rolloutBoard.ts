@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { summarizeCells, type CellCounts, type TargetGroup } from '../domain/boardCells';
+import { summarizeCells, type TargetGroup } from '../domain/boardCells';
+import type { BoardCellJson, BoardJson, DeploymentPageJson, RecentReleaseJson } from '../domain/boardJson';
 import { groupBy } from '../domain/grouping';
 import { NotFoundError } from '../domain/errors';
 import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../db/sql';
@@ -7,20 +8,10 @@ import { ACTIVE_JOB_STATUS_LIST, uuidArray } from '../db/sql';
 /**
  * One deployment × environment cell of the rollout board: its counts (domain/boardCells.ts; a target
  * runs the version of its current release, docs/behaviour.md "Release", and is headed for its newest
- * release's), why its releases wait and its jobs that have not ended.
+ * release's), why its releases wait and its jobs that have not ended. Its shape is the one the board's
+ * JSON answers and its script reads (domain/boardJson.ts).
  */
-export interface BoardCell extends CellCounts {
-  /** Why pending releases wait: each reason with how many releases give it. */
-  waiting: { reason: string; releases: number }[];
-  /** Jobs that have not ended. */
-  activeJobs: {
-    id: string;
-    status: string;
-    releaseId: string;
-    agent: { id: string; name: string } | null;
-    resource: string;
-  }[];
-}
+export type BoardCell = BoardCellJson;
 
 /** What the board shows: every filter is a list (any of its values), empty for all. */
 export interface BoardFilter {
@@ -57,48 +48,23 @@ export interface BoardDeployment {
 
 export interface RolloutBoard {
   deployments: BoardDeployment[];
-  environments: { id: string; name: string }[];
+  environments: BoardJson['environments'];
   cells: BoardCell[];
   /** What the filters can name: every system, deployment and environment of the workspace. */
-  choices: {
-    systems: { slug: string; name: string }[];
-    deployments: { slug: string; name: string }[];
-    environments: { name: string }[];
-  };
+  choices: BoardJson['choices'];
 }
 
 /** One deployment's page: its versions, its targets by environment and state, its recent releases. */
 export interface DeploymentBoard {
-  deployment: { id: string; name: string; slug: string; description: string | null; systems: string[] };
+  deployment: DeploymentPageJson['deployment'] & { id: string };
   /** Release targets of the deployment. */
   targets: number;
-  versions: {
-    id: string;
-    tag: string;
-    status: string;
-    createdAt: string;
-    rolloutStatus: string | null;
-    /** The version's releases by phase. */
-    releases: Record<string, number>;
-    /** Targets running this version. */
-    onTargets: number;
-  }[];
+  /** Newest first: each with its releases by phase and the targets running it. */
+  versions: (DeploymentPageJson['versions'][number] & { id: string; rolloutStatus: string | null })[];
   /** The deployment's cells: per environment, its targets' versions and states. */
   environments: (Omit<BoardCell, 'deploymentId' | 'environmentId'> & { id: string; name: string })[];
-  recentReleases: {
-    id: string;
-    tag: string;
-    versionId: string;
-    environmentId: string;
-    /** A pending release's rules that hold it and can be skipped (their id: a policy rule or a hold). */
-    holdingRules: { ruleId: string; kind: string; reason: string }[];
-    environment: string;
-    resource: string;
-    phase: string;
-    phaseReason: string | null;
-    createdAt: string;
-    completedAt: string | null;
-  }[];
+  /** Newest first; a pending one lists the rules that hold it and can be skipped (a policy rule or a hold). */
+  recentReleases: (RecentReleaseJson & { completedAt: string | null })[];
 }
 
 /** Active jobs shown per cell, at most. */
@@ -298,7 +264,7 @@ export class RolloutBoardStore {
    * (its state row keeps its newest release's version and phase and its current version: db/migrations
    * Migration0025NewestRelease), grouped here and summed into cells in domain/boardCells.ts.
    */
-  private async cellCounts(scope: Scope): Promise<CellCounts[]> {
+  private async cellCounts(scope: Scope): Promise<ReturnType<typeof summarizeCells>> {
     const groups = await this.em.execute<TargetGroup[]>(
       `SELECT g.deployment_id AS "deploymentId", g.environment_id AS "environmentId", cv.tag AS "currentTag",
               nv.tag AS "desiredTag", g.state, g.targets

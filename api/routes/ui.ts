@@ -11,7 +11,7 @@ import type { AppContext, AppState } from '../context';
 import { Slug } from '../schemas/common';
 import { toJob } from '../schemas/job';
 import { toJobAgent } from '../schemas/jobAgent';
-import type { BoardJson, DeploymentPageJson } from '../ui/boardJson';
+import type { BoardJson, DeploymentPageJson } from '../../domain/boardJson';
 import { BOARD_PAGE, BOARD_STYLE } from '../ui/boardPage';
 import { boardScript } from '../ui/boardScript';
 import { HoldBody, toHold } from '../schemas/hold';

@@ -1,4 +1,5 @@
 import type { ReleaseFacts } from '../../domain/gates';
+import type { HoldFact } from '../../domain/holds';
 import type { PolicyRule } from '../../domain/policies';
 
 /**
@@ -13,15 +14,7 @@ export function releaseFacts(
   const tenMinutesAgo = new Date(now.getTime() - 10 * 60_000).toISOString();
   return {
     release: { id: 'r1', environmentId: 'e1', createdAt: tenMinutesAgo },
-    version: {
-      id: 'v1',
-      tag: '1.0.0',
-      name: null,
-      status: 'ready',
-      metadata: {},
-      config: {},
-      createdAt: tenMinutesAgo,
-    },
+    version: { ...readyVersion('1.0.0', tenMinutesAgo), id: 'v1', name: null },
     deployment: { id: 'd1', name: 'api', slug: 'api', metadata: {} },
     environment: { id: 'e1', name: 'prod', metadata: {} },
     resource: { kind: 'service', version: 'v1', name: 'node', identifier: 'node', metadata: {}, config: {} },
@@ -46,3 +39,31 @@ export function releaseFacts(
     ...overrides,
   };
 }
+
+/** A ready version as facts carry it: id `v-<tag>`, named after its tag. */
+export function readyVersion(tag: string, createdAt: string): ReleaseFacts['version'] {
+  return { id: `v-${tag}`, tag, name: tag, status: 'ready', metadata: {}, config: {}, createdAt };
+}
+
+/** A hold that blocks (an incident by Ada), with `extra` over it. */
+export function blockHold(extra: Partial<HoldFact> = {}): HoldFact {
+  return { id: 'h1', effect: 'block', reason: 'incident', createdBy: { id: 'k1', name: 'Ada' }, ...extra };
+}
+
+/** A hold that pins `versionId` (its tag the same), with `extra` over it. */
+export function pinHold(versionId: string, extra: Partial<HoldFact> = {}): HoldFact {
+  return blockHold({
+    id: `pin-${versionId}`,
+    effect: 'pin',
+    reason: 'stay',
+    version: { id: versionId, tag: versionId },
+    ...extra,
+  });
+}
+
+/** A freeze's schedule: daily from 11:00 to 13:00 UTC. */
+export const NOON_FREEZE = {
+  rrule: 'DTSTART:20261101T110000\nRRULE:FREQ=DAILY',
+  durationSeconds: 7200,
+  timeZone: 'UTC',
+};

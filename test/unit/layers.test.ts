@@ -116,7 +116,10 @@ describe('layer rules', () => {
   it("let the board's browser script import types alone, and nothing of Node", () => {
     const board = 'api/ui/browser/board.ts';
     expect(
-      lintAs(board, "import type { BoardJson } from '../boardJson';\nexport type Board = BoardJson;\n"),
+      lintAs(
+        board,
+        "import type { BoardJson } from '../../../domain/boardJson';\nexport type Board = BoardJson;\n",
+      ),
     ).toEqual([]);
     expect(
       lintAs(

@@ -18,7 +18,7 @@ import type {
   RecentReleaseJson,
   TargetCountsJson,
   TimelineEventJson,
-} from '../boardJson';
+} from '../../../domain/boardJson';
 
 /** An element of the page by id, of the kind the script uses it as (the page has them all). */
 function byId<T extends Element>(id: string, kind: abstract new () => T): T {

@@ -1,6 +1,6 @@
 import * as deploymentDependency from '../../../domain/rules/deploymentDependency';
 import type { UpstreamFacts } from '../../../domain/rules/deploymentDependency';
-import { releaseFacts } from '../../helpers/releaseFacts';
+import { readyVersion, releaseFacts } from '../../helpers/releaseFacts';
 
 const NOW = new Date('2026-11-19T12:00:00Z');
 const RULE = {
@@ -10,15 +10,7 @@ const RULE = {
 const upstream = (slug: string, tag: string): NonNullable<UpstreamFacts['upstream']> => [
   {
     deployment: { id: `d-${slug}`, name: slug, slug, metadata: {} },
-    version: {
-      id: `v-${tag}`,
-      tag,
-      name: tag,
-      status: 'ready',
-      metadata: {},
-      config: {},
-      createdAt: NOW.toISOString(),
-    },
+    version: readyVersion(tag, NOW.toISOString()),
   },
 ];
 

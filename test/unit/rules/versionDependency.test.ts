@@ -1,5 +1,6 @@
 import * as versionDependency from '../../../domain/rules/versionDependency';
 import type { DependencyFact } from '../../../domain/rules/versionDependency';
+import { readyVersion } from '../../helpers/releaseFacts';
 
 const NOW = new Date('2026-11-19T12:00:00Z');
 
@@ -7,17 +8,7 @@ const dependency = (tag: string | null): DependencyFact => ({
   deploymentId: 'd-db',
   deploymentName: 'db',
   versionSelector: 'version.tag.startsWith("v2.")',
-  currentVersion: tag
-    ? {
-        id: `v-${tag}`,
-        tag,
-        name: tag,
-        status: 'ready',
-        metadata: {},
-        config: {},
-        createdAt: NOW.toISOString(),
-      }
-    : null,
+  currentVersion: tag ? readyVersion(tag, NOW.toISOString()) : null,
 });
 
 const verdicts = (dependencies: DependencyFact[] | undefined) =>
