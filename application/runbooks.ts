@@ -1,11 +1,11 @@
 import { isUuid } from '../domain/uuid';
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, type EntitySchema, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SYSTEM_ORIGIN, type AuditOrigin } from '../db/audit';
 import { cancelOpenJobs } from '../engine/jobMoves';
 import { ConflictError, NotFoundError, ValidationError, type FieldIssue } from '../domain/errors';
 import type { Page, PageRequest } from '../domain/pagination';
-import { CelQuery, RequestBudget, selectorContext } from '../domain/selectors';
+import { CelQuery, RequestBudget, selectorContext, type RecordScope } from '../domain/selectors';
 import { slugify } from '../domain/slug';
 import {
   checkInputDeclarations,
@@ -242,41 +242,24 @@ export class RunbookStore {
     input: SelectorInput,
     budget: RequestBudget,
   ): Promise<RunResource[]> {
-    const page = { limit: MAX_SELECTED_ENTITIES + 1, offset: 0 };
     let found: RunResource[];
     if (input.entityType === 'resource') {
       const query = new CelQuery('resource', input.expression, budget);
-      const matched = await listFiltered(
-        this.em,
+      const matched = await this.matched(
         workspaceId,
         ResourceSchema,
         { workspaceId, deletedAt: null },
-        page,
         query,
       );
-      found = matched.items.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
+      found = matched.map((r) => ({ id: r.id, ...selectorContext.resource(r) }));
     } else if (input.entityType === 'environment') {
       const query = new CelQuery('environment', input.expression, budget);
-      const matched = await listFiltered(
-        this.em,
-        workspaceId,
-        EnvironmentSchema,
-        { workspaceId },
-        page,
-        query,
-      );
-      found = matched.items.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
+      const matched = await this.matched(workspaceId, EnvironmentSchema, { workspaceId }, query);
+      found = matched.map((e) => ({ ...selectorContext.environment(e), id: e.id }));
     } else {
       const query = new CelQuery('deployment', input.expression, budget);
-      const matched = await listFiltered(
-        this.em,
-        workspaceId,
-        DeploymentSchema,
-        { workspaceId },
-        page,
-        query,
-      );
-      found = matched.items.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
+      const matched = await this.matched(workspaceId, DeploymentSchema, { workspaceId }, query);
+      found = matched.map((d) => ({ ...selectorContext.deployment(d), id: d.id }));
     }
     if (found.length > MAX_SELECTED_ENTITIES) {
       throw new ValidationError(
@@ -284,6 +267,36 @@ export class RunbookStore {
         [{ path: `body.inputs.${input.key}`, message: 'narrow the selector' }],
       );
     }
+    return found;
+  }
+
+  /**
+   * The records a selector input's filter matches, up to one past the cap: a filter judged record by
+   * record stops each reading after a bounded scan (application/common.ts `listFiltered`), so the
+   * selection reads on from the cursor it answers until the list ends or the cap is passed — a match
+   * past the first scan is never missed. Every reading spends the same request budget (422 past it).
+   */
+  private async matched<T extends { id: string }>(
+    workspaceId: string,
+    schema: EntitySchema<T, never>,
+    where: FilterQuery<T>,
+    query: CelQuery<RecordScope>,
+  ): Promise<T[]> {
+    const found: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const limit = MAX_SELECTED_ENTITIES + 1 - found.length;
+      const page = await listFiltered(
+        this.em,
+        workspaceId,
+        schema,
+        where,
+        { limit, offset: 0, cursor },
+        query,
+      );
+      found.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && found.length <= MAX_SELECTED_ENTITIES);
     return found;
   }
 

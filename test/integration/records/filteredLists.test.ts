@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { selectorMatches, selectorContext, type ResourceFields } from '../../../domain/selectors';
 import { celPredicate } from '../../../engine/selectors';
 import { CelQuery } from '../../../domain/selectors';
@@ -168,6 +169,40 @@ describe('filtered lists past the scan limit', () => {
       const third = await list({ cel, limit: 20, cursor: second.body.nextCursor }).expect(200);
       expect(identifiers(third.body)).toEqual(bulk(10_021, 10_040));
       expect(third.body.offset).toBe(9_018);
+    });
+
+    it("gives a runbook's selector input every match, past any one reading", async () => {
+      const cel = 'resource.name.endsWith(" 7") || resource.name.endsWith(" 11002")';
+      expect(celPredicate('resource', new CelQuery('resource', cel).ast)).toBeUndefined();
+      const ws = `/v1/workspaces/${workspace.id}`;
+      const agentId = randomUUID();
+      await stack.http
+        .put(`${ws}/job-agents/${agentId}`)
+        .set(workspace.auth)
+        .send({ name: 'bulk-puller', type: 'http-pull', config: {} })
+        .expect(202);
+      const runbook = await stack.http
+        .post(`${ws}/workflows`)
+        .set(workspace.auth)
+        .send({
+          name: 'Two of eleven thousand',
+          inputs: [{ key: 'targets', type: 'array', selector: { entityType: 'resource', default: cel } }],
+          jobAgents: [{ name: 'run', ref: agentId, config: {} }],
+        })
+        .expect(201);
+      const run = await stack.http
+        .post(`${ws}/workflows/${runbook.body.id}/runs`)
+        .set(workspace.auth)
+        .send({ inputs: {} })
+        .expect(201);
+      const selected = await stack.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ identifier: string }[]>(
+          'SELECT identifier FROM resource WHERE id = ANY(?::uuid[]) ORDER BY created_at',
+          [run.body.jobs.map((job: { resourceId: string }) => job.resourceId)],
+        );
+      expect(selected.map((row) => row.identifier)).toEqual(['bulk/7', 'bulk/11002']);
     });
 
     it('carries an offset the first reading did not reach into the cursor', async () => {
