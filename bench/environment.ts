@@ -105,7 +105,13 @@ export interface FlightdeckProcess {
   stop(): Promise<void>;
 }
 
-const ROOT = path.resolve(__dirname, '..');
+/**
+ * The checkout whose build the bench runs: this one, or BENCH_FLIGHTDECK_ROOT's — another checkout
+ * (a previous main, with its own `npm install`) measured by this bench's code, for an A/B on one machine.
+ */
+const ROOT = process.env.BENCH_FLIGHTDECK_ROOT
+  ? path.resolve(process.env.BENCH_FLIGHTDECK_ROOT)
+  : path.resolve(__dirname, '..');
 let built = false;
 
 /** `npm run build`, once per benchmark run: processes run from dist/, as `npm start` and operators run them. */
