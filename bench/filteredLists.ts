@@ -16,7 +16,8 @@ import { percentile, round } from './environment';
  * 10), `team` (one of 13) and `zone` (one of 3) metadata and one of 5 kinds, written in one statement.
  * Measured over HTTP, one request at a time after two warm-ups, BENCH_FILTER_REQUESTS (20) each: the first
  * page (50) of a metadata-equality filter, which runs as SQL (10,000 matches, counted exactly), of a kind and
- * metadata filter, and, for comparison, of a filter CEL judges record by record (its first 10,000).
+ * metadata filter, of an `endsWith` (SQL without an index), and, for comparison, of a filter CEL judges
+ * record by record (its first 10,000).
  * Goal: the metadata filter's median ≤ 50 ms.
  */
 const RESOURCES = Number(process.env.BENCH_FILTER_RESOURCES ?? 100_000);
@@ -32,18 +33,15 @@ const SEED = `
          now() + n * interval '1 microsecond'
     FROM generate_series(1, $2::int) AS n`;
 
-interface Figures {
-  medianMs: number;
-  p99Ms: number;
-  total: number;
-  totalIsExact: boolean;
-}
+type Figures = { medianMs: number; p99Ms: number; totalIsExact: boolean } & (
+  { total?: number } | { totalAtLeast?: number }
+);
 
 /** Latencies of the first page of `cel`, in ms, one request at a time after two warm-ups. */
 async function measure(base: string, key: string, cel: string, requests: number): Promise<Figures> {
   const url = `${base}?limit=50&cel=${encodeURIComponent(cel)}`;
   const latencies: number[] = [];
-  let page = { total: 0, totalIsExact: false };
+  let page: { total?: number; totalAtLeast?: number; totalIsExact: boolean } = { totalIsExact: false };
   for (let i = 0; i < requests + 2; i++) {
     const t0 = performance.now();
     const response = await fetch(url, { headers: { 'x-api-key': key } });
@@ -57,7 +55,7 @@ async function measure(base: string, key: string, cel: string, requests: number)
   return {
     medianMs: round(percentile(latencies, 50), 1),
     p99Ms: round(percentile(latencies, 99), 1),
-    total: page.total,
+    ...(page.total === undefined ? { totalAtLeast: page.totalAtLeast } : { total: page.total }),
     totalIsExact: page.totalIsExact,
   };
 }
@@ -115,10 +113,11 @@ export async function run(): Promise<Record<string, unknown>> {
             'resource.kind == "k2" && resource.metadata.team in ["team-1", "team-2"]',
             REQUESTS,
           ),
+          endsWithInSql: await measure(resources, key, 'resource.metadata["env"].endsWith("3")', REQUESTS),
           judgedByCel: await measure(
             resources,
             key,
-            'resource.metadata["env"].endsWith("3")',
+            'size(resource.metadata["env"]) == 2 && resource.metadata["env"].endsWith("3")',
             SCANNED_REQUESTS,
           ),
         },

@@ -4,7 +4,7 @@ import type { SqlFragment } from '../../db/sql';
 /**
  * CEL list filters as SQL predicates, so the common shapes run in PostgreSQL on its indexes instead
  * of being read record by record (application/common.ts `listFiltered`). Translated: `==`, `!=`, `in`
- * over a list of strings and `startsWith` of a string, each between a record's plain string field or
+ * over a list of strings and `startsWith`, `endsWith` and `contains` of a string, each between a record's plain string field or
  * one of its metadata values (`resource.metadata["k"]`, `resource.metadata.k`) and string literals,
  * combined with `&&`, `||` and `!`. Anything else answers `undefined`, and the list judges the
  * records with CEL itself. Values travel as parameters, never in the SQL's text.
@@ -24,6 +24,18 @@ const FIELDS: Partial<Record<RecordScope, Record<string, string>>> = {
   environment: { name: '"name"' },
   // A version without a name shows CEL an empty one (domain/selectors.ts `selectorContext.version`).
   version: { tag: '"tag"', name: `coalesce("name", '')`, status: '"status"' },
+};
+
+/**
+ * CEL's string tests as SQL over a value (a field, or a metadata value with its key as its
+ * parameter), taking the argument at each of their `arguments` placeholders: they compare code points
+ * exactly, as CEL's do, and hold for an empty argument. No index serves `endsWith` and `contains`:
+ * they read the workspace's rows in one statement, still with an exact count.
+ */
+const STRING_TESTS: Record<string, { sql: (value: string) => string; arguments: number }> = {
+  startsWith: { sql: (value) => `starts_with(${value}, ?)`, arguments: 1 },
+  endsWith: { sql: (value) => `right(${value}, char_length(?)) = ?`, arguments: 2 },
+  contains: { sql: (value) => `strpos(${value}, ?) > 0`, arguments: 1 },
 };
 
 /** A node of cel-js's parsed tree. */
@@ -63,7 +75,7 @@ class Translation {
       case 'in':
         return this.membership(node, negated);
       case 'rcall':
-        return this.prefix(node, negated);
+        return this.stringCall(node, negated);
       default:
         return undefined;
     }
@@ -121,17 +133,22 @@ class Translation {
     };
   }
 
-  private prefix(node: AstNode, negated: boolean): SqlFragment | undefined {
+  private stringCall(node: AstNode, negated: boolean): SqlFragment | undefined {
     if (!Array.isArray(node.args) || node.args.length !== 3) return undefined;
     const [name, target, callArgs] = node.args as unknown[];
-    if (name !== 'startsWith' || !Array.isArray(callArgs) || callArgs.length !== 1) return undefined;
+    const test =
+      typeof name === 'string' && Object.hasOwn(STRING_TESTS, name) ? STRING_TESTS[name] : undefined;
+    if (!test || !Array.isArray(callArgs) || callArgs.length !== 1) return undefined;
     const operand = this.operand(target);
-    const prefix = stringLiteral(callArgs[0]);
-    if (!operand || prefix === undefined) return undefined;
+    const argument = stringLiteral(callArgs[0]);
+    if (!operand || argument === undefined) return undefined;
     const [value, params] =
-      'field' in operand ? [operand.field, [prefix]] : [`"metadata" ->> ?`, [operand.metadataKey, prefix]];
-    // On a missing key `starts_with(NULL, …)` is NULL, and so is its negation, as CEL's error.
-    return { sql: `${negated ? 'NOT ' : ''}starts_with(${value}, ?)`, params };
+      'field' in operand ? [operand.field, []] : [`"metadata" ->> ?`, [operand.metadataKey]];
+    // On a missing key each test is NULL, and so is its negation, as CEL's error.
+    return {
+      sql: `${negated ? 'NOT ' : ''}${test.sql(value)}`,
+      params: [...params, ...Array<string>(test.arguments).fill(argument)],
+    };
   }
 
   /** A string field of the record (`resource.kind`) or a metadata value (`resource.metadata["k"]`). */

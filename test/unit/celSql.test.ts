@@ -19,6 +19,9 @@ describe('CEL list filters as SQL (engine/selectors/celSql.ts)', () => {
     ['resource.version != "v1"', '"version" <> ?', ['v1']],
     ['resource.kind in ["vm", "pod"]', '"kind" IN (?, ?)', ['vm', 'pod']],
     ['resource.name.startsWith("prod-")', 'starts_with("name", ?)', ['prod-']],
+    ['resource.name.endsWith("-eu")', 'right("name", char_length(?)) = ?', ['-eu', '-eu']],
+    ['resource.identifier.contains("api")', 'strpos("identifier", ?) > 0', ['api']],
+    ['!resource.name.contains("api")', 'NOT strpos("name", ?) > 0', ['api']],
   ])('translates a field comparison: %s', (expression, sql, params) => {
     expect(sqlOf('resource', expression)).toEqual({ sql, params });
   });
@@ -34,6 +37,12 @@ describe('CEL list filters as SQL (engine/selectors/celSql.ts)', () => {
       [contains('env', 'prod'), contains('env', 'qa')],
     ],
     ['resource.metadata["team"].startsWith("pay")', 'starts_with("metadata" ->> ?, ?)', ['team', 'pay']],
+    [
+      'resource.metadata.team.endsWith("ay")',
+      'right("metadata" ->> ?, char_length(?)) = ?',
+      ['team', 'ay', 'ay'],
+    ],
+    ['resource.metadata.team.contains("ay")', 'strpos("metadata" ->> ?, ?) > 0', ['team', 'ay']],
   ])(
     'translates a metadata comparison as indexed containment where it can: %s',
     (expression, sql, params) => {
@@ -101,8 +110,8 @@ describe('CEL list filters as SQL (engine/selectors/celSql.ts)', () => {
   });
 
   it.each([
-    ['resource.name.contains("api")'],
-    ['resource.name.endsWith("api")'],
+    ['resource.name.contains(resource.kind)'],
+    ['resource.name.lowerAscii().contains("api")'],
     ['size(resource.name) > 3'],
     ['resource.name.size() == 3'],
     ['has(resource.metadata.env)'],
@@ -115,7 +124,7 @@ describe('CEL list filters as SQL (engine/selectors/celSql.ts)', () => {
     ['resource.kind == "vm" ? true : false'],
     ['resource.config.tier == "large"'],
     ['resource.metadata.env == "prod" && resource.config.tier == "large"'],
-    ['resource.kind == "vm" || resource.name.contains("api")'],
+    ['resource.kind == "vm" || size(resource.name) > 3'],
     ['resource.metadata.all(k, k.startsWith("a"))'],
     ['true'],
     ['resource.kind == "a\\u0000b"'],

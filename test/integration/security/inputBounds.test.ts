@@ -125,10 +125,10 @@ describe('bounded expressions and durations', () => {
       );
 
     // Past the first batch, matches page in order: `bulk/1000` … `bulk/9000` lie within the limit.
-    // `endsWith` is judged by CEL, record by record (engine/selectors/celSql.ts leaves it).
+    // `size()` is judged by CEL, record by record (engine/selectors/celSql.ts leaves it).
     const rare = await stack.http
       .get(`${ws()}/resources`)
-      .query({ cel: 'resource.kind.endsWith("rare")', limit: 3, offset: 2 })
+      .query({ cel: 'size(resource.kind) == 4 && resource.kind.endsWith("rare")', limit: 3, offset: 2 })
       .set(stack.auth);
     expect(rare.status).toBe(200);
     expect(rare.body.items.map((r: { identifier: string }) => r.identifier)).toEqual([
