@@ -95,14 +95,13 @@ export interface ClaimRequest {
 }
 
 /** The audit events of a claim, one per row of `claimed` (the job handed out, its move). */
-const CLAIM_EVENTS = `SELECT jsonb_build_object(
-            'workspaceId', c.workspace_id, 'action', a.action, 'record', jsonb_build_object('type', 'job', 'id', c.id),
-            'changes', a.changes, 'deploymentId', c.deployment_id,
-            'details', jsonb_strip_nulls(jsonb_build_object('jobId', c.id, 'releaseId', c.release_id,
-                                                            'workflowRunId', c.workflow_run_id,
-                                                            'from', ${fromStatusSql(CLAIM_MOVE.from)},
-                                                            'to', ${jobStatusListSql([statusInto('claim')])},
-                                                            'claimId', $4::text))) AS e
+const CLAIM_EVENTS = `SELECT c.workspace_id, a.action, 'job', c.id::text, a.changes,
+            jsonb_strip_nulls(jsonb_build_object('jobId', c.id, 'releaseId', c.release_id,
+                                                 'workflowRunId', c.workflow_run_id,
+                                                 'from', ${fromStatusSql(CLAIM_MOVE.from)},
+                                                 'to', ${jobStatusListSql([statusInto('claim')])},
+                                                 'claimId', $4::text)),
+            c.deployment_id
        FROM claimed c
       CROSS JOIN (VALUES ('job.claimed', '[]'::jsonb), ('job.status_changed', '["status"]'::jsonb)) AS a(action, changes)`;
 
@@ -364,14 +363,13 @@ const REQUEUED_MESSAGE_SQL = textSql(EXPIRY_MOVE.message!);
 
 /**
  * The audit events of a sweep: each deleted claim's `lease.expired`, and each requeued job's move
- * (`job.status_changed`), as rows of `e` (db/audit.ts `auditEventsInsertFrom`).
+ * (`job.status_changed`), as the rows db/audit.ts `auditEventsInsertFrom` takes.
  */
-const SWEEP_EVENTS = `SELECT jsonb_build_object(
-            'workspaceId', j.workspace_id, 'action', e.action, 'record', jsonb_build_object('type', 'job', 'id', j.id),
-            'changes', e.changes, 'deploymentId', j.deployment_id,
-            'details', jsonb_strip_nulls(jsonb_build_object('jobId', j.id, 'releaseId', j.release_id,
+const SWEEP_EVENTS = `SELECT j.workspace_id, e.action, 'job', j.id::text, e.changes,
+            jsonb_strip_nulls(jsonb_build_object('jobId', j.id, 'releaseId', j.release_id,
               'workflowRunId', j.workflow_run_id, 'claimId', g.claim_id, 'from', e.from_status,
-              'to', e.to_status, 'message', e.message))) AS e
+              'to', e.to_status, 'message', e.message)),
+            j.deployment_id
        FROM gone g JOIN job j ON j.id = g.job_id LEFT JOIN requeued r ON r.id = g.job_id
       CROSS JOIN LATERAL (VALUES
               ('lease.expired', '[]'::jsonb, NULL, NULL, NULL),
