@@ -59,10 +59,19 @@ export async function processMetrics(url: string, token?: string): Promise<Gathe
   }
 }
 
+/**
+ * A source's metrics, copied as soon as they are read. prom-client answers a counter's live value
+ * objects, which an event counted while the rest of the scrape awaits the database would change:
+ * a scrape could then show a lease expiry without its reaper lag, observed together with it.
+ */
+async function snapshotOf(source: () => Promise<MetricJson[]>): Promise<MetricJson[]> {
+  return structuredClone(await source());
+}
+
 /** Every source's figures, tenant labels included: what `/metrics.json` answers. */
 export async function gatherMetrics(sources: MetricsSources): Promise<GatheredMetrics> {
   const [own, texts, others] = await Promise.all([
-    Promise.all(sources.metrics.map((source) => source())),
+    Promise.all(sources.metrics.map(snapshotOf)),
     Promise.all(sources.texts.map((source) => source())),
     Promise.all((sources.processes ?? []).map((source) => source())),
   ]);

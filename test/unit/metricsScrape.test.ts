@@ -82,6 +82,30 @@ describe('/metrics without tenant labels', () => {
  * `flightdeck start` runs the API and the worker as processes of their own; the worker's figures reach the
  * API's /metrics through the worker's metrics listener (docs/metrics.md).
  */
+describe('a scrape', () => {
+  it('shows the figures of one moment: an event counted while a slower source is read is not half in it', async () => {
+    const registry = new Registry();
+    const expiries = new Counter({ name: 'test_expiries_total', help: 'expiries', registers: [registry] });
+    const lag = new Histogram({ name: 'test_lag_seconds', help: 'lag', buckets: [1], registers: [registry] });
+    const expire = () => {
+      lag.observe(0.5);
+      expiries.inc();
+    };
+    const { text } = await scrapeMetrics({
+      metrics: [
+        () => registry.getMetricsAsJSON(),
+        // A source that waits on I/O, as the database-backed gauges do; an expiry lands meanwhile.
+        () => new Promise((resolve) => setTimeout(() => (expire(), resolve([])), 10)),
+      ],
+      texts: [],
+      tenantLabels: false,
+    });
+    expect(text).toMatch(/^test_expiries_total 0$/m);
+    expect(text).toMatch(/^test_lag_seconds_count 0$/m);
+    await expect(expiries.get()).resolves.toMatchObject({ values: [{ value: 1 }] });
+  });
+});
+
 describe("another process's figures on /metrics", () => {
   const TOKEN = 'scrape-token-for-tests-0123456789';
   /** The same domain counter in each process, and metrics only one of them has. */
