@@ -7,6 +7,7 @@ import { createHoldActivities } from './hold';
 import { createLeaseActivities } from './lease';
 import { createReleaseActivities } from './release';
 import { createRolloutActivities } from './rollout';
+import { createRolloutWavesActivities } from './rolloutWaves';
 import { createRunbookRunActivities } from './runbookRun';
 import { createWebhookActivities } from './webhook';
 
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLeaseActivities(deps),
     ...createRunbookRunActivities(deps),
     ...createHoldActivities(deps),
+    ...createRolloutWavesActivities(deps),
     ...createApprovalActivities(deps),
     ...createWebhookActivities({ ...deps, egress: webhookEgress }),
   };

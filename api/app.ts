@@ -34,6 +34,7 @@ import { resourceProviderRoutes } from './routes/resourceProviders';
 import { resourceRoutes } from './routes/resources';
 import { policySkipRoutes } from './routes/policySkips';
 import { holdRoutes } from './routes/holds';
+import { rolloutRoutes } from './routes/rollouts';
 import { doraRoutes } from './routes/dora';
 import { auditEventRoutes } from './routes/auditEvents';
 import { webhookRoutes } from './routes/webhooks';
@@ -113,6 +114,7 @@ export const apiRoutes: readonly Route[] = [
   ...policyRoutes,
   ...policySkipRoutes,
   ...holdRoutes,
+  ...rolloutRoutes,
   ...doraRoutes,
   ...auditEventRoutes,
   ...webhookRoutes,

@@ -26,6 +26,7 @@ import { PolicySkipStore } from './policySkips';
 import { HoldStore } from './holds';
 import { DEFAULT_SKIP_LIFETIMES, type SkipLifetimes } from '../domain/policySkips';
 import { RolloutBoardStore } from './rolloutBoard';
+import { RolloutStore } from './rollouts';
 import { DoraView } from './dora';
 import { RunbookStore } from './runbooks';
 import { SelectorOverrunStore } from './selectorOverruns';
@@ -79,6 +80,7 @@ export interface Stores {
   githubWebhooks: Public<GithubWebhookStore>;
   runbooks: Public<RunbookStore>;
   rolloutBoard: Public<RolloutBoardStore>;
+  rollouts: Public<RolloutStore>;
   dora: Public<DoraView>;
   selectorOverruns: Public<SelectorOverrunStore>;
 }
@@ -135,6 +137,7 @@ export function storeFactory(orm: Database, settings: StoreSettings): StoreFacto
       githubWebhooks: new GithubWebhookStore(em, secrets),
       runbooks: new RunbookStore(em, secrets, origin),
       rolloutBoard: new RolloutBoardStore(em),
+      rollouts: new RolloutStore(em, origin),
       dora: new DoraView(em),
       selectorOverruns: new SelectorOverrunStore(em),
     };

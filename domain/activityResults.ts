@@ -105,6 +105,14 @@ export interface HoldApplied {
   nextChangeAt?: string;
 }
 
+/** A rollout in waves advanced one step (engine/executor/rollouts.ts `advanceRollout`). */
+export interface RolloutAdvance {
+  /** When the rollout changes by itself next (a bake ends): its workflow sleeps until then, or a wake. */
+  nextChangeAt?: string;
+  /** The rollout is over (completed or aborted): its workflow ends. */
+  done: boolean;
+}
+
 /** An approval's scope: whether it was recorded (not when the decision was replaced meanwhile), its size, the releases woken. */
 export interface ApprovalScopeRecorded {
   recorded: boolean;

@@ -54,6 +54,7 @@ export const WEBHOOK_EVENTS = [
   'job.status_changed',
   'lease.expired',
   'hold.applied',
+  'rollout.halted',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -90,6 +91,7 @@ const RECORD_TYPES: Record<string, string> = {
   webhooks: 'webhook',
   deliveries: 'webhook_delivery',
   'user-approval-records': 'approval',
+  rollout: 'rollout',
 };
 
 /** Paths that end in a verb: the action on the record the path names before it. */
@@ -101,6 +103,9 @@ const VERBS: Record<string, string> = {
   requeue: 'requeued',
   redeliver: 'redelivered',
   set: 'resources_set',
+  pause: 'paused',
+  resume: 'resumed',
+  abort: 'aborted',
 };
 
 export interface WriteAudit {

@@ -96,6 +96,11 @@ export type OrchestrationMessage =
   | { kind: 'hold.watch'; workspaceId: string; holdId: string; nextChangeAt: string }
   /** A hold was deleted: its workflow, if it runs, looks once more and ends. */
   | { kind: 'hold.end'; holdId: string }
+  /**
+   * A rollout in waves gained members, or one of them ended, or an operator paused, resumed or
+   * aborted it: its workflow (started by the first) advances it. Many coalesce into one step.
+   */
+  | { kind: 'rollout.wake'; workspaceId: string; rolloutId: string }
   /** A key approved a version in an environment: its workflow records what the approval covers. */
   | { kind: 'approval.scope'; workspaceId: string; approvalId: string; decision: number }
   /**

@@ -100,6 +100,46 @@ export const GradualRolloutRule = z.strictObject({
   timeScaleInterval: seconds,
 });
 
+/** Waves one rollout may have: each is a statement of the rollout's advance, and a column of the board. */
+export const MAX_ROLLOUT_WAVES = 20;
+
+/**
+ * One wave of a rollout (docs/behaviour.md "Rolling out to a fleet"): the targets its `selector`
+ * matches first, at most `maxParallel` (or `maxPercent` of the wave) with an active job at once,
+ * and a bake time after its last job ended before the next wave starts.
+ */
+export const RolloutWave = z.strictObject({
+  name: displayText(z.string().min(1).max(100), 'single'),
+  selector: celExpression('target'),
+  maxParallel: z.number().int().min(1).max(1_000_000).optional(),
+  maxPercent: z.number().gt(0).max(100).optional(),
+  bakeSeconds: seconds.optional(),
+});
+
+/** When a rollout stops by itself: a share of the targets that ran failed, or so many failed in a row. */
+export const RolloutHaltOn = z
+  .strictObject({
+    failurePercent: z.number().gt(0).max(100).optional(),
+    consecutiveFailures: z.number().int().min(1).max(MAX_RULE_COUNT).optional(),
+  })
+  .refine((halt) => halt.failurePercent !== undefined || halt.consecutiveFailures !== undefined, {
+    message: 'names failurePercent, consecutiveFailures or both',
+  });
+
+/**
+ * A rollout in waves: a target belongs to the first wave whose selector matches it, the targets no
+ * wave matches go last, and a wave starts once every earlier one has ended and baked.
+ */
+export const WavesRule = z
+  .strictObject({
+    waves: z.array(RolloutWave).min(1).max(MAX_ROLLOUT_WAVES),
+    haltOn: RolloutHaltOn.optional(),
+    onHalt: z.enum(['pause']).optional(),
+  })
+  .refine((rule) => new Set(rule.waves.map((wave) => wave.name)).size === rule.waves.length, {
+    message: 'wave names are unique within the rule',
+  });
+
 const DURATION = /^(\d{1,6})(ms|s|m|h)$/;
 const DURATION_SECONDS = { ms: 0.001, s: 1, m: 60, h: 3600 } as const;
 
@@ -260,6 +300,7 @@ export const RULE_KINDS = {
   deploymentDependency: DeploymentDependencyRule,
   planValidationOpa: PlanValidationOpaRule,
   rollback: RollbackRule,
+  waves: WavesRule,
 } as const satisfies Record<RuleKind, z.ZodType>;
 
 export { ruleKind, type RuleKind };
@@ -331,6 +372,11 @@ export function policySelectors(policy: {
             },
           ]
         : []),
+      ...(rule.waves?.waves.map((wave, w) => ({
+        path: `rules[${index}].waves.waves[${w}].selector`,
+        scope: 'target' as const,
+        expression: wave.selector,
+      })) ?? []),
       ...(rule.verification?.metrics.flatMap((metric, m) => [
         {
           path: `rules[${index}].verification.metrics[${m}].successCondition`,

@@ -15,6 +15,7 @@ export const RULE_KIND_NAMES = [
   'deploymentDependency',
   'planValidationOpa',
   'rollback',
+  'waves',
 ] as const;
 
 export type RuleKind = (typeof RULE_KIND_NAMES)[number];

@@ -5,6 +5,7 @@ import { workflowIds } from '../workflows/ids';
 import { leaseTaskQueue, rolloutTaskQueue, webhookTaskQueue } from './taskQueues';
 import { approvalScopeWorkflow } from '../workflows/approvalScope';
 import { holdWorkflow } from '../workflows/hold';
+import { rolloutWavesWorkflow } from '../workflows/rolloutWaves';
 import { webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
 import { leaseWorkflow } from '../workflows/lease';
 import { releaseWorkflow } from '../workflows/release';
@@ -123,6 +124,8 @@ async function dispatch(client: Client, taskQueue: string, message: Orchestratio
       return watchHold(client, taskQueue, message);
     case 'hold.end':
       return signalIfRunning(client, workflowIds.hold(message.holdId));
+    case 'rollout.wake':
+      return wakeRolloutWaves(client, taskQueue, message);
     case 'approval.scope':
       return recordApprovalScope(client, taskQueue, message);
     case 'webhook.deliver':
@@ -209,6 +212,18 @@ function watchHold(client: Client, taskQueue: string, message: MessageOf<'hold.w
       typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
     }),
   );
+}
+
+/** A rollout in waves: wake its workflow, or start it (the first member joined, or it ended and runs again). */
+async function wakeRolloutWaves(client: Client, taskQueue: string, message: MessageOf<'rollout.wake'>) {
+  await client.workflow.signalWithStart(rolloutWavesWorkflow, {
+    workflowId: workflowIds.rolloutWaves(message.rolloutId),
+    taskQueue: rolloutTaskQueue(taskQueue),
+    priority: CONTROL_PRIORITY,
+    args: [{ workspaceId: message.workspaceId, rolloutId: message.rolloutId }],
+    signal: wakeSignal,
+    typedSearchAttributes: searchAttributePairs({ workspaceId: message.workspaceId }),
+  });
 }
 
 /** An approval's scope, on the control queue: a person waits on it, and it is one per decision. */

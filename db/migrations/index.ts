@@ -36,6 +36,7 @@ import { Migration0038ListFilterIndexes } from './Migration0038ListFilterIndexes
 import { Migration0039WebhookAdmissions } from './Migration0039WebhookAdmissions';
 import { Migration0040FanoutAfterSync } from './Migration0040FanoutAfterSync';
 import { Migration0041WorkspaceSecrets } from './Migration0041WorkspaceSecrets';
+import { Migration0042Rollouts } from './Migration0042Rollouts';
 
 /** Every migration, in order. Listed explicitly so compiled and bundled builds find them. */
 export const migrations = [
@@ -77,4 +78,5 @@ export const migrations = [
   { name: 'Migration0039WebhookAdmissions', class: Migration0039WebhookAdmissions },
   { name: 'Migration0040FanoutAfterSync', class: Migration0040FanoutAfterSync },
   { name: 'Migration0041WorkspaceSecrets', class: Migration0041WorkspaceSecrets },
+  { name: 'Migration0042Rollouts', class: Migration0042Rollouts },
 ];

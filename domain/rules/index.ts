@@ -17,6 +17,8 @@ import type { DeployedVersionFacts } from './versionCooldown';
 import * as versionDependency from './versionDependency';
 import type { DependencyFacts } from './versionDependency';
 import * as versionSelector from './versionSelector';
+import * as waves from './waves';
+import type { WaveFacts } from './waves';
 
 /**
  * The rules a release waits at: one module per rule kind (domain/rules/<kind>.ts), each its kind's
@@ -33,6 +35,7 @@ export type RuleFacts = TargetFacts &
   UpstreamFacts &
   DeployedVersionFacts &
   RolloutFacts &
+  WaveFacts &
   PlanVerdictFacts &
   HoldFacts;
 
@@ -49,6 +52,7 @@ export const RULE_EVALUATORS: readonly RuleEvaluator<RuleFacts>[] = [
   deploymentWindow,
   versionCooldown,
   gradualRollout,
+  waves,
   planValidationOpa,
   hold,
 ];

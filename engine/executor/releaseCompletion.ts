@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ReleasePhase } from '../../domain/releases';
 import { openReleasesOfTargets, wakeReleases } from '../../db/releaseWake';
 import { rollBackAfterFailure } from './rollback';
+import { wakeRolloutsOf } from './rollouts';
 import { recordAuditEvents } from '../../db/audit';
 import { releaseEvent } from '../../domain/audit';
 import { releaseOfRow, type ReleaseIdentityRow } from '../../domain/orchestration';
@@ -92,6 +93,7 @@ export async function finishRelease(
       deploymentId: release.deployment_id,
     };
     await wakeReleases(tx, await openReleasesOfTargets(tx, [target], releaseId));
+    await wakeRolloutsOf(tx, releaseId);
     if (phase === 'succeeded') await wakeAfterSuccess(tx, release);
     if (phase === 'failed') await rollBackAfterFailure(tx, releaseId);
     return true;

@@ -10,7 +10,13 @@ import { newId } from '../../db/ids';
 import { enqueueOrchestrations } from '../../db/outbox';
 import { recordAuditEvents } from '../../db/audit';
 import { evaluationEvents, releaseEvent } from '../../domain/audit';
-import { enabledPolicies, policiesForTarget, type TargetRecords } from '../eligibility/policyMatching';
+import {
+  enabledPolicies,
+  policiesForTarget,
+  type MatchedPolicy,
+  type TargetRecords,
+} from '../eligibility/policyMatching';
+import { joinRollouts, wakeRolloutsOfVersion, type RolloutCandidate } from './rollouts';
 import { loadReleases } from '../eligibility/releaseFacts';
 import { DEPLOYED_VERSION_JOIN } from '../eligibility/versionColumns';
 import { withShipDigests } from '../planner/shipDigests';
@@ -111,12 +117,19 @@ async function targetsWithinBytes(
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
-/** A version on a target, in the terms of domain/eligibility.ts. */
-function eligibleOn(
-  version: VersionRow,
-  target: TargetRow,
+/** A target with the policies that apply there. */
+type TargetWithPolicies = TargetRow & { policies: MatchedPolicy[] };
+
+/** The targets, each with the policies of the workspace's that apply there (matched once per target). */
+function withPolicies(
+  targets: readonly TargetRow[],
   policies: Awaited<ReturnType<typeof enabledPolicies>>,
-): boolean {
+): TargetWithPolicies[] {
+  return targets.map((target) => ({ ...target, policies: policiesForTarget(policies, target) }));
+}
+
+/** A version on a target, in the terms of domain/eligibility.ts. */
+function eligibleOn(version: VersionRow, target: TargetWithPolicies): boolean {
   return canEverDeploy(
     { ...version, createdAt: iso(version.created_at) },
     {
@@ -124,12 +137,12 @@ function eligibleOn(
       deployed: target.deployed_version_id
         ? { id: target.deployed_version_id, createdAt: iso(target.deployed_created_at!) }
         : null,
-      rules: policiesForTarget(policies, target).flatMap((policy) => policy.rules),
+      rules: target.policies.flatMap((policy) => policy.rules),
     },
   );
 }
 
-type ReleaseChoice = { target: TargetRow; versionId: string };
+type ReleaseChoice = { target: TargetWithPolicies; versionId: string };
 
 /**
  * Creates the chosen releases that do not exist yet, in the caller's transaction, and admits them
@@ -143,6 +156,7 @@ async function createReleases(
 ): Promise<FanoutResult> {
   if (choices.length === 0) return { created: 0, started: 0 };
   const created = await insertReleases(tx, choices);
+  await joinRollouts(tx, rolloutCandidates(choices, created));
   const evaluations = await decideGates(tx, box, created);
   const jobs = await startAdmitted(tx, box, created, evaluations);
   await recordEvaluations(tx, evaluations);
@@ -159,6 +173,35 @@ async function createReleases(
   await enqueueReleaseStarts(tx, created, evaluations, jobs);
   await wakeSupersededReleases(tx, choices);
   return { created: created.length, started: jobs.size };
+}
+
+/** The new releases as candidates of rollouts in waves, with their targets' records and policies. */
+function rolloutCandidates(
+  choices: readonly ReleaseChoice[],
+  created: readonly ReleaseRow[],
+): RolloutCandidate[] {
+  const key = (resourceId: string, environmentId: string, deploymentId: string) =>
+    `${resourceId}/${environmentId}/${deploymentId}`;
+  const chosen = new Map(
+    choices.map((choice) => [
+      key(choice.target.resourceId, choice.target.environmentId, choice.target.deploymentId),
+      choice,
+    ]),
+  );
+  return created.flatMap((release) => {
+    const choice = chosen.get(key(release.resource_id, release.environment_id, release.deployment_id));
+    return choice
+      ? [
+          {
+            releaseId: release.id,
+            workspaceId: release.workspace_id,
+            versionId: release.version_id,
+            target: choice.target,
+            policies: choice.target.policies,
+          },
+        ]
+      : [];
+  });
 }
 
 /** The releases that did not exist yet, as inserted (a repeated choice inserts nothing). */
@@ -362,8 +405,8 @@ function rollOutVersionSlice(
     const result = await createReleases(
       tx,
       box,
-      targets
-        .filter((target) => eligibleOn(version, target, policies))
+      withPolicies(targets, policies)
+        .filter((target) => eligibleOn(version, target))
         .map((target) => ({ target, versionId })),
     );
     await tx.execute(
@@ -382,15 +425,20 @@ function rollOutVersionSlice(
 
 /** A version's rollout marked complete, once its last batch committed. */
 async function completeRollout(em: EntityManager, versionId: string): Promise<void> {
-  const [progress] = await em.execute<{ fanout_seconds: number | null }[]>(
-    `UPDATE deployment_version
+  const progress = await em.transactional(async (tx) => {
+    const [row] = await tx.execute<{ fanout_seconds: number | null }[]>(
+      `UPDATE deployment_version
         SET rollout_status = 'completed',
             rollout_started_at = coalesce(rollout_started_at, statement_timestamp()),
             rollout_completed_at = coalesce(rollout_completed_at, clock_timestamp())
       WHERE id = ? AND status = 'ready'
       RETURNING extract(epoch FROM rollout_completed_at - rollout_started_at)::float8 AS fanout_seconds`,
-    [versionId],
-  );
+      [versionId],
+    );
+    // Its rollouts in waves may now see a wave end: no target joins one any more.
+    await wakeRolloutsOfVersion(tx, versionId);
+    return row;
+  });
   if (typeof progress?.fanout_seconds === 'number') versionFanout.observe(progress.fanout_seconds);
 }
 
@@ -445,10 +493,8 @@ export async function rollOutPendingTargets(
       [uuidArray([...new Set(targets.map((t) => t.deploymentId))])],
     );
     const policies = await enabledPolicies(tx, workspaceId);
-    const choices = targets.flatMap((target) => {
-      const version = versions.find(
-        (v) => v.deployment_id === target.deploymentId && eligibleOn(v, target, policies),
-      );
+    const choices = withPolicies(targets, policies).flatMap((target) => {
+      const version = versions.find((v) => v.deployment_id === target.deploymentId && eligibleOn(v, target));
       return version ? [{ target, versionId: version.id }] : [];
     });
     return {

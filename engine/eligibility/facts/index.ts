@@ -8,6 +8,7 @@ import * as rolloutPositions from './rolloutPositions';
 import * as skips from './skips';
 import * as upstream from './upstream';
 import * as versionDependencies from './versionDependencies';
+import * as waves from './waves';
 
 /**
  * Every family of the facts the gates read beyond a release's own row, one loader each
@@ -20,6 +21,7 @@ export const FACT_LOADERS = [
   holds,
   newerReleases,
   rolloutPositions,
+  waves,
   versionDependencies,
   upstream,
   progression,

@@ -18,6 +18,7 @@ maybe('recorded workflow histories', () => {
       'holdWorkflow',
       'leaseWorkflow',
       'releaseWorkflow',
+      'rolloutWavesWorkflow',
       'targetRolloutWorkflow',
       'versionRolloutWorkflow',
       'webhookDeliveryWorkflow',

@@ -14,6 +14,7 @@ const RULES: Partial<PolicyRule>[] = [
   { deploymentDependency: { dependsOn: 'true' } },
   { environmentProgression: { dependsOnEnvironmentSelector: 'true' } },
   { versionSelector: { selector: 'true' } },
+  { waves: { waves: [{ name: 'canary', selector: 'true' }] } },
 ];
 
 describe('the rule registry', () => {
@@ -42,6 +43,7 @@ describe('the rule registry', () => {
       'deploymentWindow',
       'versionCooldown',
       'gradualRollout',
+      'waves',
       'planValidationOpa',
       'hold',
     ]);

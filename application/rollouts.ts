@@ -1,0 +1,251 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AuditOrigin } from '../db/audit';
+import { DeploymentVersionSchema } from '../db/entities';
+import { enqueueOrchestrations } from '../db/outbox';
+import { releaseWakeMessages } from '../db/releaseWake';
+import { ConflictError, NotFoundError } from '../domain/errors';
+import { waveCapacity, waveNames, type RolloutState, type WavesSpec } from '../domain/rollouts';
+import { finishRelease } from '../engine/executor';
+import { cancelOpenJobs } from '../engine/jobMoves';
+import { findOwned } from './common';
+
+/** How a target of a rollout stands, as the rollout's view counts them. */
+export const ROLLOUT_TARGET_STATES = [
+  'waiting',
+  'admitted',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type RolloutTargetState = (typeof ROLLOUT_TARGET_STATES)[number];
+
+export interface RolloutWaveView {
+  name: string;
+  /** At most how many of its targets have an active job at once. */
+  maxParallel: number;
+  bakeSeconds: number;
+  targets: Record<RolloutTargetState, number>;
+}
+
+/** A version's rollout under one waves rule, as GET .../rollout answers it. */
+export interface RolloutView {
+  id: string;
+  policyId: string;
+  ruleId: string;
+  state: RolloutState;
+  /** The wave the rollout is at (0-based; the last is the rest, the targets no wave matches). */
+  currentWave: number;
+  /** Why its targets wait, or what it does next. */
+  reason: string;
+  bakeUntil: string | null;
+  halt: { reason: string; at: string } | null;
+  waves: RolloutWaveView[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What an operator does to a rollout. */
+export type RolloutControl = 'pause' | 'resume' | 'abort';
+
+/** The states each control applies in, and the state it leaves. */
+const CONTROLS: Record<RolloutControl, { from: RolloutState[]; to: RolloutState }> = {
+  pause: { from: ['running'], to: 'paused' },
+  resume: { from: ['paused', 'halted'], to: 'running' },
+  abort: { from: ['running', 'paused', 'halted'], to: 'aborted' },
+};
+
+interface RolloutRow {
+  id: string;
+  workspace_id: string;
+  policy_id: string;
+  rule_id: string;
+  state: RolloutState;
+  current_wave: number;
+  reason: string;
+  bake_until: Date | null;
+  halt_reason: string | null;
+  halted_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  waves: WavesSpec | null;
+}
+
+/**
+ * A version's rollouts in waves (docs/behaviour.md "Rolling out to a fleet"): read with each wave's
+ * targets by state, and paused, resumed or aborted by an operator. A control changes the rollout's
+ * state and wakes its workflow, which advances it as it now stands; resuming after a halt counts
+ * only the failures that come after it.
+ */
+export class RolloutStore {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly origin: AuditOrigin,
+  ) {}
+
+  async forVersion(workspaceId: string, deploymentId: string, versionId: string): Promise<RolloutView[]> {
+    await this.ownedVersion(this.em, workspaceId, deploymentId, versionId);
+    return this.views(this.em, versionId);
+  }
+
+  control(
+    workspaceId: string,
+    deploymentId: string,
+    versionId: string,
+    control: RolloutControl,
+    reason: string,
+  ): Promise<RolloutView[]> {
+    return this.em.transactional(async (em) => {
+      await this.ownedVersion(em, workspaceId, deploymentId, versionId);
+      const { from, to } = CONTROLS[control];
+      const rollouts = await em.execute<{ id: string; workspace_id: string; state: RolloutState }[]>(
+        `SELECT id, workspace_id, state FROM rollout WHERE version_id = ? ORDER BY created_at, id FOR UPDATE`,
+        [versionId],
+      );
+      if (rollouts.length === 0) throw new NotFoundError('rollout of version', versionId);
+      const applicable = rollouts.filter((rollout) => from.includes(rollout.state));
+      if (applicable.length === 0) {
+        throw new ConflictError(
+          `The rollout is ${[...new Set(rollouts.map((r) => r.state))].join(' and ')}: ${control} applies to a rollout that is ${from.join(' or ')}`,
+          'rollout_state',
+        );
+      }
+      const ids = applicable.map((rollout) => rollout.id);
+      const who = this.origin.actor.name;
+      await em.execute(
+        `UPDATE rollout o SET state = ?, updated_at = now(),
+                reason = ?,
+                halt_reason = CASE WHEN ? = 'running' THEN NULL ELSE halt_reason END,
+                resumed_at = CASE WHEN ? = 'running' THEN now() ELSE resumed_at END,
+                baseline_failed = CASE WHEN ? = 'running' THEN counts.failed ELSE baseline_failed END,
+                baseline_ran = CASE WHEN ? = 'running' THEN counts.ran ELSE baseline_ran END
+           FROM (SELECT m.rollout_id, count(*) FILTER (WHERE r.phase = 'failed')::int AS failed,
+                        count(*) FILTER (WHERE r.phase IN ('succeeded', 'failed'))::int AS ran
+                   FROM rollout_member m JOIN release r ON r.id = m.release_id
+                  WHERE m.rollout_id = ANY(?::uuid[]) GROUP BY m.rollout_id
+                  UNION ALL SELECT id, 0, 0 FROM rollout WHERE id = ANY(?::uuid[])) counts
+          WHERE o.id = counts.rollout_id AND o.id = ANY(?::uuid[])`,
+        [to, `${to} by ${who}: ${reason}`, to, to, to, to, `{${ids}}`, `{${ids}}`, `{${ids}}`],
+      );
+      if (control === 'abort') await this.stopQueued(em, ids, reason);
+      await enqueueOrchestrations(
+        em,
+        applicable.map((rollout) => ({
+          kind: 'rollout.wake',
+          workspaceId: rollout.workspace_id,
+          rolloutId: rollout.id,
+        })),
+      );
+      if (control === 'abort') await this.wakeWaiting(em, ids);
+      return this.views(em, versionId);
+    });
+  }
+
+  /** An aborted rollout's releases whose jobs are only queued end `cancelled`: no agent has begun them. */
+  private async stopQueued(em: EntityManager, rolloutIds: string[], reason: string): Promise<void> {
+    const queued = await em.execute<{ id: string }[]>(
+      `SELECT r.id FROM rollout_member m JOIN release r ON r.id = m.release_id
+        WHERE m.rollout_id = ANY(?::uuid[]) AND r.phase = 'running'
+          AND NOT EXISTS (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.status NOT IN ('queued')
+                            AND j.completed_at IS NULL)
+        ORDER BY r.id`,
+      [`{${rolloutIds}}`],
+    );
+    for (const release of queued) {
+      await cancelOpenJobs(em, { releaseId: release.id }, 'rollout aborted', this.origin);
+      await finishRelease(em, release.id, 'cancelled', `the rollout was aborted: ${reason}`);
+    }
+  }
+
+  /** The releases the aborted rollout had not admitted: woken, each finds itself blocked. */
+  private async wakeWaiting(em: EntityManager, rolloutIds: string[]): Promise<void> {
+    const waiting = await em.execute<{ release_id: string }[]>(
+      `SELECT release_id FROM rollout_member WHERE rollout_id = ANY(?::uuid[]) AND admitted_at IS NULL`,
+      [`{${rolloutIds}}`],
+    );
+    await enqueueOrchestrations(em, releaseWakeMessages(waiting.map((row) => row.release_id)));
+  }
+
+  private async ownedVersion(
+    em: EntityManager,
+    workspaceId: string,
+    deploymentId: string,
+    versionId: string,
+  ): Promise<void> {
+    const version = await findOwned(
+      em,
+      DeploymentVersionSchema,
+      workspaceId,
+      versionId,
+      'deployment version',
+    );
+    if (version.deploymentId !== deploymentId) throw new NotFoundError('deployment version', versionId);
+  }
+
+  private async views(em: EntityManager, versionId: string): Promise<RolloutView[]> {
+    const rollouts = await em.execute<RolloutRow[]>(
+      `SELECT o.*, (SELECT rule->'waves' FROM policy p, jsonb_array_elements(p.rules) rule
+                     WHERE p.id = o.policy_id AND rule->>'id' = o.rule_id::text) AS waves
+         FROM rollout o WHERE o.version_id = ? ORDER BY o.created_at, o.id`,
+      [versionId],
+    );
+    if (rollouts.length === 0) return [];
+    const counts = await em.execute<
+      { rollout_id: string; wave: number; state: RolloutTargetState; n: number }[]
+    >(
+      `SELECT m.rollout_id, m.wave, s.state, count(*)::int AS n
+         FROM rollout_member m JOIN release r ON r.id = m.release_id
+        CROSS JOIN LATERAL (SELECT CASE
+                 WHEN r.phase IN ('succeeded', 'failed') THEN r.phase
+                 WHEN r.phase IN ('cancelled', 'superseded') THEN 'cancelled'
+                 WHEN m.admitted_at IS NULL THEN 'waiting'
+                 WHEN r.phase = 'pending' THEN 'admitted'
+                 WHEN EXISTS (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.status = 'queued') THEN 'queued'
+                 ELSE 'running' END AS state) s
+        WHERE m.rollout_id = ANY(?::uuid[])
+        GROUP BY m.rollout_id, m.wave, s.state`,
+      [`{${rollouts.map((rollout) => rollout.id)}}`],
+    );
+    return rollouts.map((rollout) => toView(rollout, counts));
+  }
+}
+
+function toView(
+  rollout: RolloutRow,
+  counts: readonly { rollout_id: string; wave: number; state: RolloutTargetState; n: number }[],
+): RolloutView {
+  const rule: WavesSpec = rollout.waves ?? { waves: [] };
+  const iso = (value: Date | null) => (value ? new Date(value).toISOString() : null);
+  return {
+    id: rollout.id,
+    policyId: rollout.policy_id,
+    ruleId: rollout.rule_id,
+    state: rollout.state,
+    currentWave: rollout.current_wave,
+    reason: rollout.reason,
+    bakeUntil: iso(rollout.bake_until),
+    halt:
+      rollout.halt_reason && rollout.halted_at
+        ? { reason: rollout.halt_reason, at: iso(rollout.halted_at)! }
+        : null,
+    waves: waveNames(rule).map((name, wave) => {
+      const targets = Object.fromEntries(ROLLOUT_TARGET_STATES.map((state) => [state, 0])) as Record<
+        RolloutTargetState,
+        number
+      >;
+      for (const row of counts) {
+        if (row.rollout_id === rollout.id && row.wave === wave) targets[row.state] += row.n;
+      }
+      const total = Object.values(targets).reduce((sum, n) => sum + n, 0);
+      return {
+        name,
+        maxParallel: waveCapacity(rule, wave, total),
+        bakeSeconds: rule.waves[wave]?.bakeSeconds ?? 0,
+        targets,
+      };
+    }),
+    createdAt: new Date(rollout.created_at).toISOString(),
+    updatedAt: new Date(rollout.updated_at).toISOString(),
+  };
+}
