@@ -3,9 +3,11 @@ import type { AuditOrigin } from '../db/audit';
 import { DeploymentVersionSchema } from '../db/entities';
 import { enqueueOrchestrations } from '../db/outbox';
 import { releaseWakeMessages } from '../db/releaseWake';
-import { ConflictError, NotFoundError } from '../domain/errors';
+import { actorOf } from '../domain/audit';
+import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors';
+import type { Principal } from '../domain/principal';
 import { waveCapacity, waveNames, type RolloutState, type WavesSpec } from '../domain/rollouts';
-import { finishRelease } from '../engine/executor';
+import { finishRelease, rollBackRollout } from '../engine/executor';
 import { cancelOpenJobs } from '../engine/jobMoves';
 import { findOwned } from './common';
 
@@ -41,6 +43,16 @@ export interface RolloutView {
   reason: string;
   bakeUntil: string | null;
   halt: { reason: string; at: string } | null;
+  /** The wave waiting for a person's judgement, and since when. */
+  awaitingJudgement: { wave: number; since: string } | null;
+  /** The judgements given, oldest first. */
+  judgements: {
+    wave: number;
+    decision: string;
+    reason: string;
+    by: { id: string; name: string };
+    at: string;
+  }[];
   waves: RolloutWaveView[];
   createdAt: string;
   updatedAt: string;
@@ -56,6 +68,10 @@ const CONTROLS: Record<RolloutControl, { from: RolloutState[]; to: RolloutState 
   abort: { from: ['running', 'paused', 'halted'], to: 'aborted' },
 };
 
+/** SQL: the waves rule of rollout `o`, as its policy holds it now. */
+const RULE_OF_ROLLOUT = `(SELECT rule->'waves' FROM policy p, jsonb_array_elements(p.rules) rule
+                           WHERE p.id = o.policy_id AND rule->>'id' = o.rule_id::text)`;
+
 interface RolloutRow {
   id: string;
   workspace_id: string;
@@ -67,6 +83,9 @@ interface RolloutRow {
   bake_until: Date | null;
   halt_reason: string | null;
   halted_at: Date | null;
+  judgement_wave: number | null;
+  judgement_since: Date | null;
+  judgements: RolloutView['judgements'];
   created_at: Date;
   updated_at: Date;
   waves: WavesSpec | null;
@@ -142,6 +161,72 @@ export class RolloutStore {
     });
   }
 
+  /**
+   * A person's judgement on the wave a rollout waits at (`manualJudgement`): `continue` lets the
+   * wave start; `rollback` aborts the rollout and rolls the targets it took back. Only the keys the
+   * wave names may judge it, when it names any. 409 when no wave waits for one.
+   */
+  judge(
+    workspaceId: string,
+    deploymentId: string,
+    versionId: string,
+    principal: Principal,
+    judgement: { decision: 'continue' | 'rollback'; reason: string },
+  ): Promise<RolloutView[]> {
+    return this.em.transactional(async (em) => {
+      await this.ownedVersion(em, workspaceId, deploymentId, versionId);
+      const [rollout] = await em.execute<(RolloutRow & { judgement_wave: number })[]>(
+        `SELECT o.*, ${RULE_OF_ROLLOUT} AS waves FROM rollout o
+          WHERE o.version_id = ? AND o.judgement_wave IS NOT NULL AND o.state = 'running'
+          ORDER BY o.created_at, o.id LIMIT 1 FOR UPDATE OF o`,
+        [versionId],
+      );
+      if (!rollout)
+        throw new ConflictError(
+          'No wave of this version’s rollout waits for a judgement',
+          'no_judgement_pending',
+        );
+      const wave = rollout.judgement_wave;
+      const approvers = rollout.waves?.waves[wave]?.manualJudgement?.approvers;
+      const actor = actorOf(principal);
+      if (approvers && !approvers.includes(actor.id) && !approvers.includes(actor.name)) {
+        throw new ForbiddenError(
+          `Wave ${rollout.waves!.waves[wave]!.name} takes a judgement from ${approvers.join(', ')} only`,
+          'not_an_approver',
+        );
+      }
+      const record = {
+        wave,
+        ...judgement,
+        by: { id: actor.id, name: actor.name },
+        at: new Date().toISOString(),
+      };
+      const continues = judgement.decision === 'continue';
+      await em.execute(
+        `UPDATE rollout SET judgements = judgements || jsonb_build_array(?::jsonb),
+                judged_waves = CASE WHEN ? THEN array_append(judged_waves, ?::int) ELSE judged_waves END,
+                state = CASE WHEN ? THEN state ELSE 'aborted' END,
+                reason = ?, judgement_wave = NULL, judgement_since = NULL, updated_at = now()
+          WHERE id = ?`,
+        [
+          JSON.stringify(record),
+          continues,
+          wave,
+          continues,
+          `${judgement.decision} by ${actor.name}: ${judgement.reason}`,
+          rollout.id,
+        ],
+      );
+      if (!continues) {
+        await rollBackRollout(em, rollout.id, `${actor.name} judged: ${judgement.reason}`);
+        await this.stopQueued(em, [rollout.id], judgement.reason);
+        await this.wakeWaiting(em, [rollout.id]);
+      }
+      await enqueueOrchestrations(em, [{ kind: 'rollout.wake', workspaceId, rolloutId: rollout.id }]);
+      return this.views(em, versionId);
+    });
+  }
+
   /** An aborted rollout's releases whose jobs are only queued end `cancelled`: no agent has begun them. */
   private async stopQueued(em: EntityManager, rolloutIds: string[], reason: string): Promise<void> {
     const queued = await em.execute<{ id: string }[]>(
@@ -185,9 +270,7 @@ export class RolloutStore {
 
   private async views(em: EntityManager, versionId: string): Promise<RolloutView[]> {
     const rollouts = await em.execute<RolloutRow[]>(
-      `SELECT o.*, (SELECT rule->'waves' FROM policy p, jsonb_array_elements(p.rules) rule
-                     WHERE p.id = o.policy_id AND rule->>'id' = o.rule_id::text) AS waves
-         FROM rollout o WHERE o.version_id = ? ORDER BY o.created_at, o.id`,
+      `SELECT o.*, ${RULE_OF_ROLLOUT} AS waves FROM rollout o WHERE o.version_id = ? ORDER BY o.created_at, o.id`,
       [versionId],
     );
     if (rollouts.length === 0) return [];
@@ -229,6 +312,11 @@ function toView(
       rollout.halt_reason && rollout.halted_at
         ? { reason: rollout.halt_reason, at: iso(rollout.halted_at)! }
         : null,
+    awaitingJudgement:
+      rollout.judgement_wave !== null && rollout.judgement_since
+        ? { wave: rollout.judgement_wave, since: iso(rollout.judgement_since)! }
+        : null,
+    judgements: rollout.judgements,
     waves: waveNames(rule).map((name, wave) => {
       const targets = Object.fromEntries(ROLLOUT_TARGET_STATES.map((state) => [state, 0])) as Record<
         RolloutTargetState,

@@ -106,7 +106,8 @@ export const MAX_ROLLOUT_WAVES = 20;
 /**
  * One wave of a rollout (docs/behaviour.md "Rolling out to a fleet"): the targets its `selector`
  * matches first, at most `maxParallel` (or `maxPercent` of the wave) with an active job at once,
- * and a bake time after its last job ended before the next wave starts.
+ * and a bake time after its last job ended before the next wave starts. With `manualJudgement`, the
+ * wave starts only once a person said continue (the rollout halts if none did within the timeout).
  */
 export const RolloutWave = z.strictObject({
   name: displayText(z.string().min(1).max(100), 'single'),
@@ -114,6 +115,17 @@ export const RolloutWave = z.strictObject({
   maxParallel: z.number().int().min(1).max(1_000_000).optional(),
   maxPercent: z.number().gt(0).max(100).optional(),
   bakeSeconds: seconds.optional(),
+  manualJudgement: z
+    .strictObject({
+      approvers: z
+        .array(z.string().min(1).max(200))
+        .min(1)
+        .max(50)
+        .optional()
+        .describe('The API keys (names or ids) whose judgement counts; any operator key when absent'),
+      timeoutSeconds: seconds.min(1).optional(),
+    })
+    .optional(),
 });
 
 /** When a rollout stops by itself: a share of the targets that ran failed, or so many failed in a row. */
@@ -134,7 +146,7 @@ export const WavesRule = z
   .strictObject({
     waves: z.array(RolloutWave).min(1).max(MAX_ROLLOUT_WAVES),
     haltOn: RolloutHaltOn.optional(),
-    onHalt: z.enum(['pause']).optional(),
+    onHalt: z.enum(['pause', 'rollback']).optional(),
   })
   .refine((rule) => new Set(rule.waves.map((wave) => wave.name)).size === rule.waves.length, {
     message: 'wave names are unique within the rule',

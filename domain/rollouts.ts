@@ -53,6 +53,10 @@ export interface RolloutStanding {
   trailingFailures: number;
   /** Targets failed and run when the rollout last resumed: a halt counts what came after. */
   baseline: { failed: number; ran: number };
+  /** The waves a person let start (`manualJudgement`). */
+  judged: readonly number[];
+  /** Since when the rollout waits for a judgement, if it does. */
+  judgementSince: string | null;
 }
 
 export interface RolloutPlan {
@@ -64,8 +68,10 @@ export interface RolloutPlan {
   halt?: string;
   /** Every wave has ended. */
   done: boolean;
-  /** When the plan changes by itself (a bake ends). */
+  /** When the plan changes by itself (a bake ends, a judgement times out). */
   nextChangeAt?: string;
+  /** The wave waits for a person's judgement (its index). */
+  awaitingJudgement?: number;
   /** Why targets wait, as explain and the board say it. */
   reason: string;
 }
@@ -145,6 +151,10 @@ export function planRollout(
       };
     }
   }
+  const judgement = rule.waves[wave]?.manualJudgement;
+  if (counts.admitted === 0 && judgement && !standing.judged.includes(wave)) {
+    return awaitJudgement(wave, at, judgement.timeoutSeconds, standing.judgementSince, now);
+  }
   const capacity = waveCapacity(rule, wave, counts.total);
   const admit = Math.max(0, Math.min(capacity - counts.active, counts.total - counts.admitted));
   const busy = counts.active + admit;
@@ -156,6 +166,30 @@ export function planRollout(
       busy >= capacity
         ? `${at}: ${busy} of ${capacity} targets at once are busy`
         : `${at}: ${counts.ended} of ${counts.total} targets ended`,
+  };
+}
+
+/** A wave that waits for a person: until the judgement's deadline, then halted. */
+function awaitJudgement(
+  wave: number,
+  at: string,
+  timeoutSeconds: number | undefined,
+  since: string | null,
+  now: Date,
+): RolloutPlan {
+  const deadline =
+    timeoutSeconds === undefined ? undefined : Date.parse(since ?? now.toISOString()) + timeoutSeconds * 1000;
+  if (deadline !== undefined && deadline <= now.getTime()) {
+    const halt = `halted: no judgement for ${at} within ${timeoutSeconds} s`;
+    return { wave, admit: 0, halt, done: false, reason: halt };
+  }
+  return {
+    wave,
+    admit: 0,
+    done: false,
+    awaitingJudgement: wave,
+    reason: `${at} waits for a judgement: continue or roll back`,
+    ...(deadline !== undefined ? { nextChangeAt: new Date(deadline).toISOString() } : {}),
   };
 }
 

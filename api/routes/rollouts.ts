@@ -1,6 +1,12 @@
 import type { RolloutControl } from '../../application/rollouts';
 import { route } from '../route';
-import { RolloutControlBody, RolloutListSchema, RolloutParams, toRollouts } from '../schemas/rollout';
+import {
+  RolloutControlBody,
+  RolloutJudgementBody,
+  RolloutListSchema,
+  RolloutParams,
+  toRollouts,
+} from '../schemas/rollout';
 
 const tags = ['Rollouts'];
 const ROLLOUT_PATH = '/workspaces/{workspaceId}/deployments/{deploymentId}/versions/{versionId}/rollout';
@@ -41,6 +47,30 @@ export const rolloutRoutes = [
         params.workspaceId,
         params.deploymentId,
         params.versionId,
+      );
+      return { status: 200, body: toRollouts(rollouts) };
+    },
+  }),
+  route({
+    method: 'post',
+    path: `${ROLLOUT_PATH}/judgement`,
+    summary: 'Judge the wave a rollout waits at',
+    description:
+      'For a wave with `manualJudgement`: continue lets it start; rollback aborts the rollout and rolls back the ' +
+      'targets it took, as the rollback rule does. 403 for a key the wave does not name; 409 when no wave waits.',
+    tags,
+    auth: 'apiKey',
+    params: RolloutParams,
+    body: RolloutJudgementBody,
+    audit: { record: 'rollout', action: 'judged' },
+    responses: { 200: { description: 'The rollouts, as they now stand', schema: RolloutListSchema } },
+    async handle(ctx, { params, body }) {
+      const rollouts = await ctx.state.stores.rollouts.judge(
+        params.workspaceId,
+        params.deploymentId,
+        params.versionId,
+        ctx.state.principal!,
+        body,
       );
       return { status: 200, body: toRollouts(rollouts) };
     },

@@ -14,6 +14,16 @@ export const RolloutControlBody = z
   })
   .openapi('RolloutControl');
 
+export const RolloutJudgementBody = z
+  .strictObject({
+    decision: z.enum(['continue', 'rollback']).openapi({
+      description:
+        'continue: the waiting wave starts; rollback: the rollout is aborted and its targets rolled back',
+    }),
+    reason: displayText(z.string().min(1).max(1000), 'multi'),
+  })
+  .openapi('RolloutJudgement');
+
 const RolloutWaveSchema = z
   .object({
     name: z.string().openapi({ description: 'The wave’s name; `rest` holds the targets no wave matches' }),
@@ -38,6 +48,19 @@ export const RolloutSchema = z
     reason: z.string().openapi({ description: 'Why its targets wait, or what happens next' }),
     bakeUntil: Timestamp.nullable(),
     halt: z.object({ reason: z.string(), at: Timestamp }).nullable(),
+    awaitingJudgement: z
+      .object({ wave: z.number().int(), since: Timestamp })
+      .nullable()
+      .openapi({ description: 'The wave waiting for a person’s judgement (POST .../rollout/judgement)' }),
+    judgements: z.array(
+      z.object({
+        wave: z.number().int(),
+        decision: z.enum(['continue', 'rollback']),
+        reason: z.string(),
+        by: z.object({ id: z.string(), name: z.string() }),
+        at: Timestamp,
+      }),
+    ),
     waves: z.array(RolloutWaveSchema),
     createdAt: Timestamp,
     updatedAt: Timestamp,

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Rollouts in waves (docs/behaviour.md "Rolling out to a fleet"): one `rollout` per version and
- * waves rule, what its workflow and operators left it at; one `rollout_member` per release under it,
+ * waves rule, what its workflow and operators left it at (the judgements people gave among it); one `rollout_member` per release under it,
  * with the wave its target belongs to and when the rollout let it through. The members of a wave are
  * counted together (`rollout_member_wave_idx`), and a release that ends finds its rollout by its id.
  */
@@ -25,6 +25,10 @@ export class Migration0042Rollouts extends Migration {
          baseline_failed integer NOT NULL DEFAULT 0,
          baseline_ran integer NOT NULL DEFAULT 0,
          resumed_at timestamptz,
+         judged_waves integer[] NOT NULL DEFAULT '{}',
+         judgement_wave integer,
+         judgement_since timestamptz,
+         judgements jsonb NOT NULL DEFAULT '[]',
          created_at timestamptz NOT NULL DEFAULT now(),
          updated_at timestamptz NOT NULL DEFAULT now(),
          UNIQUE (version_id, rule_id)

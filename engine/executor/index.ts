@@ -6,7 +6,13 @@ export { withPlanValidation } from './planValidation';
 export { finishRelease, type FinalPhase } from './releaseCompletion';
 export { BATCH_RESOURCE_BYTES, rollOutPendingTargets, rollOutVersionBatch } from './releaseFanout';
 export { requestRedeploy } from './releaseRedeploy';
-export { advanceRollout, joinRollouts, wakeRolloutsOf, wakeRolloutsOfVersion } from './rollouts';
+export {
+  advanceRollout,
+  joinRollouts,
+  rollBackRollout,
+  wakeRolloutsOf,
+  wakeRolloutsOfVersion,
+} from './rollouts';
 export { appendMeasurement, recordEvaluation, releaseProgress, settleVerification } from './releaseSteps';
 export { finishRunbookRun, runbookRunJobs } from './runbookRunSteps';
 export { abandonDelivery, deliveryToSend, recordDeliveryAttempt } from './webhookDeliveries';

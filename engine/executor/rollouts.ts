@@ -4,7 +4,9 @@ import { enqueueOrchestrations } from '../../db/outbox';
 import { recordAuditEvents } from '../../db/audit';
 import { uuidArray } from '../../db/sql';
 import type { RolloutAdvance } from '../../domain/activityResults';
-import type { OrchestrationMessage } from '../../domain/orchestration';
+import { releaseEvent } from '../../domain/audit';
+import { releaseOfRow, type OrchestrationMessage, type ReleaseIdentityRow } from '../../domain/orchestration';
+import { requestRedeploy } from './releaseRedeploy';
 import type { PolicyRule } from '../../domain/policies';
 import {
   planRollout,
@@ -144,13 +146,15 @@ interface RolloutRow {
   baseline_failed: number;
   baseline_ran: number;
   resumed_at: Date | null;
+  judged_waves: number[];
+  judgement_since: Date | null;
   fanout_complete: boolean;
   waves: WavesSpec | null;
 }
 
 /** A rollout, locked, with its rule as its policy holds it now (none when the rule is gone). */
 const LOCK_ROLLOUT = `SELECT o.id, o.workspace_id, o.version_id, o.rule_id, o.state, o.baseline_failed, o.baseline_ran,
-         o.resumed_at, v.rollout_completed_at IS NOT NULL AS fanout_complete,
+         o.resumed_at, o.judged_waves, o.judgement_since, v.rollout_completed_at IS NOT NULL AS fanout_complete,
          (SELECT rule->'waves' FROM policy p, jsonb_array_elements(p.rules) rule
            WHERE p.id = o.policy_id AND p.enabled AND rule->>'id' = o.rule_id::text) AS waves
     FROM rollout o JOIN deployment_version v ON v.id = o.version_id
@@ -205,10 +209,13 @@ export async function advanceRollout(tx: EntityManager, rolloutId: string): Prom
       fanoutComplete: rollout.fanout_complete,
       trailingFailures,
       baseline: { failed: rollout.baseline_failed, ran: rollout.baseline_ran },
+      judged: rollout.judged_waves,
+      judgementSince: rollout.judgement_since ? new Date(rollout.judgement_since).toISOString() : null,
     },
     new Date(),
   );
   if (plan.halt) await haltRollout(tx, rollout, plan);
+  if (plan.halt && rollout.waves.onHalt === 'rollback') await rollBackRollout(tx, rollout.id, plan.halt);
   if (plan.admit > 0) {
     const admitted = await tx.execute<{ release_id: string }[]>(ADMIT, [
       rollout.id,
@@ -220,9 +227,20 @@ export async function advanceRollout(tx: EntityManager, rolloutId: string): Prom
   }
   await tx.execute(
     `UPDATE rollout SET current_wave = ?, reason = ?, bake_until = ?,
-            state = CASE WHEN ? THEN 'completed' ELSE state END, updated_at = now()
+            state = CASE WHEN ? THEN 'completed' ELSE state END,
+            judgement_wave = ?::int,
+            judgement_since = CASE WHEN ?::int IS NULL THEN NULL ELSE coalesce(judgement_since, now()) END,
+            updated_at = now()
       WHERE id = ?`,
-    [plan.wave, plan.reason, plan.nextChangeAt ?? null, plan.done, rollout.id],
+    [
+      plan.wave,
+      plan.reason,
+      plan.awaitingJudgement === undefined ? (plan.nextChangeAt ?? null) : null,
+      plan.done,
+      plan.awaitingJudgement ?? null,
+      plan.awaitingJudgement ?? null,
+      rollout.id,
+    ],
   );
   return { done: plan.done, ...(plan.nextChangeAt ? { nextChangeAt: plan.nextChangeAt } : {}) };
 }
@@ -265,6 +283,49 @@ async function haltRollout(tx: EntityManager, rollout: RolloutRow, plan: Rollout
       details: { versionId: rollout.version_id, ruleId: rollout.rule_id, wave: plan.wave, reason: plan.halt },
     },
   ]);
+}
+
+/**
+ * The targets a rollout took to its version, rolled back (a halt with `onHalt: rollback`, or a
+ * judgement): each one's previous successful release runs again, marked as a rollback of the
+ * rollout's release and past its policies, as the rollback rule does (./rollback.ts). A target
+ * that had no earlier release keeps what it has.
+ */
+export async function rollBackRollout(tx: EntityManager, rolloutId: string, why: string): Promise<number> {
+  const pairs = await tx.execute<(ReleaseIdentityRow & { previous_id: string; previous_tag: string })[]>(
+    `SELECT r.id, r.workspace_id, r.deployment_id, r.environment_id, r.resource_id, r.version_id,
+            p.id AS previous_id, pv.tag AS previous_tag
+       FROM rollout_member m JOIN release r ON r.id = m.release_id
+       CROSS JOIN LATERAL (
+         SELECT e.id, e.version_id FROM release e
+          WHERE e.resource_id = r.resource_id AND e.environment_id = r.environment_id
+            AND e.deployment_id = r.deployment_id AND e.version_id <> r.version_id AND e.phase = 'succeeded'
+          ORDER BY e.completed_at DESC LIMIT 1) p
+       JOIN deployment_version pv ON pv.id = p.version_id
+      WHERE m.rollout_id = ? AND m.admitted_at IS NOT NULL AND r.phase IN ('succeeded', 'failed', 'running')
+      ORDER BY r.id`,
+    [rolloutId],
+  );
+  const reason = `rollout rolled back: ${why}`;
+  await recordAuditEvents(
+    tx,
+    pairs.map((pair) =>
+      releaseEvent('release.rolled_back', releaseOfRow(pair), {
+        toReleaseId: pair.previous_id,
+        toVersion: pair.previous_tag,
+        reason,
+      }),
+    ),
+  );
+  for (const pair of pairs) {
+    await requestRedeploy(
+      tx,
+      pair.previous_id,
+      { at: new Date().toISOString(), by: 'rollback', overrideReason: reason, rollbackOf: pair.id },
+      reason,
+    );
+  }
+  return pairs.length;
 }
 
 /** A rollout whose rule was removed (or its policy disabled) holds nothing back: its members are let through. */

@@ -37,6 +37,8 @@ const standing = (over: Partial<RolloutStanding> = {}): RolloutStanding => ({
   fanoutComplete: true,
   trailingFailures: 0,
   baseline: { failed: 0, ran: 0 },
+  judged: [],
+  judgementSince: null,
   ...over,
 });
 
@@ -139,6 +141,31 @@ describe('a rollout in waves', () => {
     expect(planRollout(inARow, waves, standing({ trailingFailures: 3 }), NOW).halt).toBe(
       'halted: 3 targets failed in a row in wave eu (≥ 3)',
     );
+  });
+
+  it('holds a wave with manualJudgement until a person judged it, and halts when none did in time', () => {
+    const rule: WavesSpec = {
+      waves: [
+        { name: 'canary', selector: 'canary' },
+        { name: 'eu', selector: 'eu', manualJudgement: { timeoutSeconds: 600 } },
+      ],
+    };
+    const waves = [ended(1, seconds(-60)), counts({ total: 3 }), counts()];
+    expect(planRollout(rule, waves, standing(), NOW)).toEqual({
+      wave: 1,
+      admit: 0,
+      done: false,
+      awaitingJudgement: 1,
+      nextChangeAt: seconds(600),
+      reason: 'wave eu (2 of 3) waits for a judgement: continue or roll back',
+    });
+    expect(planRollout(rule, waves, standing({ judgementSince: seconds(-300) }), NOW).nextChangeAt).toBe(
+      seconds(300),
+    );
+    expect(planRollout(rule, waves, standing({ judgementSince: seconds(-600) }), NOW).halt).toBe(
+      'halted: no judgement for wave eu (2 of 3) within 600 s',
+    );
+    expect(planRollout(rule, waves, standing({ judged: [1] }), NOW)).toMatchObject({ wave: 1, admit: 3 });
   });
 
   it('admits nothing while paused, halted or aborted, and is done when every wave has ended', () => {

@@ -9,6 +9,8 @@ interface RolloutRead {
   currentWave: number;
   reason: string;
   halt: { reason: string; at: string } | null;
+  awaitingJudgement: { wave: number; since: string } | null;
+  judgements: { wave: number; decision: string; reason: string }[];
   waves: { name: string; maxParallel: number; targets: Record<string, number> }[];
 }
 
@@ -34,7 +36,12 @@ describe('rollouts in waves', () => {
    * A deployment on its own fleet: one canary, three targets in eu, three in us, under a waves rule
    * (canary, then eu and us, two at once, each baked), with `haltOn` as given.
    */
-  async function fleet(label: string, haltOn?: object) {
+  async function fleet(
+    label: string,
+    haltOn?: object,
+    options: { bakeSeconds?: number; onHalt?: string; judgement?: object } = {},
+  ) {
+    const bakeSeconds = options.bakeSeconds ?? BAKE_SECONDS;
     const system = await api.system(label);
     await api.environment(label, `resource.metadata["fleet"] == "${label}"`, system);
     const regions = ['canary', 'eu', 'eu', 'eu', 'us', 'us', 'us'];
@@ -50,11 +57,17 @@ describe('rollouts in waves', () => {
         {
           waves: {
             waves: [
-              { name: 'canary', selector: region('canary'), bakeSeconds: BAKE_SECONDS },
-              { name: 'eu', selector: region('eu'), maxParallel: 2, bakeSeconds: BAKE_SECONDS },
+              { name: 'canary', selector: region('canary'), bakeSeconds },
+              {
+                name: 'eu',
+                selector: region('eu'),
+                maxParallel: 2,
+                bakeSeconds,
+                ...(options.judgement ? { manualJudgement: options.judgement } : {}),
+              },
               { name: 'us', selector: region('us'), maxParallel: 2 },
             ],
-            ...(haltOn ? { haltOn, onHalt: 'pause' } : {}),
+            ...(haltOn ? { haltOn, onHalt: options.onHalt ?? 'pause' } : {}),
           },
         },
       ],
@@ -207,6 +220,121 @@ describe('rollouts in waves', () => {
     await settled(stack, 'the stack to settle after the abort');
     expect(await active(deployment)).toEqual([]);
   }, 90_000);
+
+  /** Every job of the version's rollout reported successful, wave after wave, until it completes. */
+  async function succeedAll(deployment: string, version: string) {
+    await eventually(
+      async () => {
+        await succeed(await api.jobs(`&deploymentId=${deployment}&status=queued`));
+        const [rollout] = await rolloutOf(deployment, version);
+        return rollout?.state === 'completed' ? true : undefined;
+      },
+      { what: 'the rollout to complete', timeoutMs: 60_000 },
+    );
+  }
+
+  it('with onHalt rollback, takes a failed canary back to the version it ran before', async () => {
+    const deployment = await fleet(
+      'waves-rollback',
+      { failurePercent: 50 },
+      { bakeSeconds: 0, onHalt: 'rollback' },
+    );
+    const v1 = await api.version(deployment, '1.0.0');
+    await succeedAll(deployment, v1);
+
+    const v2 = await api.version(deployment, '2.0.0');
+    const [canary] = await api.jobsSettleAt(
+      1,
+      `&deploymentId=${deployment}&status=queued`,
+      'the 2.0.0 canary job',
+    );
+    await api.report(canary!.id, 'failure', 'crash loop');
+    const [rollback] = await api.jobsSettleAt(
+      1,
+      `&deploymentId=${deployment}&status=queued`,
+      'the canary rolled back to 1.0.0',
+    );
+    const rolledBack = await release(rollback!.releaseId);
+    expect(rolledBack.versionId).toBe(v1);
+    expect(rolledBack.resourceId).toBe(canary!.resourceId);
+    const [halted] = await rolloutOf(deployment, v2);
+    expect(halted!.state).toBe('halted');
+    expect(halted!.halt!.reason).toBe('halted: 1 of 1 targets failed in wave canary (100 % ≥ 50 %)');
+  }, 90_000);
+
+  it('holds a wave for a person’s judgement: continue lets it start, rollback takes the earlier waves back', async () => {
+    const deployment = await fleet('waves-judged', undefined, { bakeSeconds: 0, judgement: {} });
+    const v1 = await api.version(deployment, '1.0.0');
+    await succeed(await api.jobsSettleAt(1, `&deploymentId=${deployment}`, 'the canary job'));
+    const awaiting = await eventually(
+      async () => {
+        const [rollout] = await rolloutOf(deployment, v1);
+        return rollout?.awaitingJudgement ? rollout : undefined;
+      },
+      { what: 'the eu wave to wait for a judgement' },
+    );
+    expect(awaiting.awaitingJudgement!.wave).toBe(1);
+    expect(awaiting.reason).toBe('wave eu (2 of 4) waits for a judgement: continue or roll back');
+    await settled(stack, 'the stack to settle at the judgement');
+    expect(await active(deployment)).toEqual([]);
+    const judge = (version: string, decision: string, expected = [200]) =>
+      api.send(
+        'post',
+        `/deployments/${deployment}/versions/${version}/rollout/judgement`,
+        { decision, reason: 'dashboards are green' },
+        expected,
+      );
+    await judge(v1, 'continue');
+    await judge(v1, 'continue', [409]);
+    await succeedAll(deployment, v1);
+    expect((await rolloutOf(deployment, v1))[0]!.judgements).toMatchObject([
+      { wave: 1, decision: 'continue', reason: 'dashboards are green' },
+    ]);
+
+    const v2 = await api.version(deployment, '2.0.0');
+    const [canary] = await api.jobsSettleAt(
+      1,
+      `&deploymentId=${deployment}&status=queued`,
+      'the 2.0.0 canary job',
+    );
+    await succeed([canary!]);
+    await eventually(
+      async () => ((await rolloutOf(deployment, v2))[0]?.awaitingJudgement ? true : undefined),
+      {
+        what: 'the 2.0.0 eu wave to wait for a judgement',
+      },
+    );
+    const [aborted] = (await judge(v2, 'rollback')).rollouts as RolloutRead[];
+    expect(aborted!.state).toBe('aborted');
+    const [rollback] = await api.jobsSettleAt(
+      1,
+      `&deploymentId=${deployment}&status=queued`,
+      'the canary rolled back to 1.0.0',
+    );
+    expect((await release(rollback!.releaseId)).versionId).toBe(v1);
+    expect(rollback!.resourceId).toBe(canary!.resourceId);
+  }, 120_000);
+
+  it('takes a judgement only from the keys a wave names', async () => {
+    const deployment = await fleet('waves-approvers', undefined, {
+      bakeSeconds: 0,
+      judgement: { approvers: ['release-manager'] },
+    });
+    const version = await api.version(deployment, '1.0.0');
+    await succeed(await api.jobsSettleAt(1, `&deploymentId=${deployment}`, 'the canary job'));
+    await eventually(
+      async () => ((await rolloutOf(deployment, version))[0]?.awaitingJudgement ? true : undefined),
+      {
+        what: 'the eu wave to wait for a judgement',
+      },
+    );
+    const refused = await stack.http
+      .post(`${api.ws}/deployments/${deployment}/versions/${version}/rollout/judgement`)
+      .set(stack.auth)
+      .send({ decision: 'continue', reason: 'looks fine' })
+      .expect(403);
+    expect(refused.body.code).toBe('not_an_approver');
+  }, 60_000);
 
   it('answers 404 for a version of another deployment, and 400 for a rule without waves', async () => {
     const deployment = await fleet('waves-errors');
