@@ -64,4 +64,46 @@ describe('a worker killed mid-release', () => {
     expect(jobs.every((job) => job.status === 'successful')).toBe(true);
     expect(new Set(releases.map((release) => release.resourceId)).size).toBe(count);
   }, 240_000); // two process starts and Temporal's task timeouts for the dead worker, on a loaded machine
+
+  it('keeps a rollout’s bake when the worker is killed in the middle of it: the next wave starts when it ends', async () => {
+    const api = recordsApi(stack);
+    await api.agent('baker', 'test-runner', { status: 'successful' });
+    const system = await api.system('Baking');
+    await api.environment('bake', 'resource.metadata["env"] == "bake"', system);
+    const deployment = await api.deployment('baked', system, { jobAgents: [{ ref: 'baker' }] });
+    await api.resource('bake-canary', 'service', { env: 'bake', wave: 'canary' });
+    await api.resource('bake-rest', 'service', { env: 'bake', wave: 'rest' });
+    const bakeSeconds = 12;
+    await api.policy({
+      name: 'baked waves',
+      selector: 'deployment.slug == "baked"',
+      rules: [
+        {
+          waves: {
+            waves: [{ name: 'canary', selector: 'resource.metadata["wave"] == "canary"', bakeSeconds }],
+          },
+        },
+      ],
+    });
+    await api.version(deployment, '1.0.0');
+
+    const first = startWorker();
+    const canary = await eventually(
+      async () => (await api.releases(`&deploymentId=${deployment}`)).find((r) => r.phase === 'succeeded'),
+      { what: 'the canary to succeed', timeoutMs: 60_000 },
+    );
+    const canaryEnded = Date.parse(
+      (await api.get<{ completedAt: string }>(`/releases/${canary.id}`)).completedAt,
+    );
+    first.kill('SIGKILL');
+    await exited(first);
+    startWorker();
+
+    const rest = await eventually(
+      async () => (await api.jobs(`&deploymentId=${deployment}`)).find((job) => job.releaseId !== canary.id),
+      { what: 'the rest wave’s job after the bake', timeoutMs: 120_000 },
+    );
+    const started = Date.parse((await api.get<{ createdAt: string }>(`/jobs/${rest.id}`)).createdAt);
+    expect(started - canaryEnded).toBeGreaterThanOrEqual(bakeSeconds * 1000);
+  }, 240_000);
 });
