@@ -1,17 +1,6 @@
-import {
-  condition,
-  continueAsNew,
-  proxyLocalActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { wakeSignal } from './definitions';
-
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+import { databaseSteps } from './steps';
 
 export interface RolloutWavesInput {
   workspaceId: string;
@@ -33,7 +22,7 @@ export async function rolloutWavesWorkflow(input: RolloutWavesInput): Promise<vo
   for (;;) {
     if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof rolloutWavesWorkflow>(input);
     woken = false;
-    const { done, nextChangeAt } = await steps.advanceRollout(input.rolloutId);
+    const { done, nextChangeAt } = await databaseSteps.advanceRollout(input.rolloutId);
     if (done) return;
     if (nextChangeAt) await condition(() => woken, Math.max(1, Date.parse(nextChangeAt) - Date.now()));
     else await condition(() => woken);

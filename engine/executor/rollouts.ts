@@ -110,6 +110,10 @@ export async function joinRollouts(
     tx,
     joined.map((rollout) => rolloutWake(rollout.workspace_id, rollout.id)),
   );
+  // The rollouts admit what they may at once, so the first wave's releases pass their gates and get
+  // their jobs in this transaction, as releases without waves do. A rollout another batch holds
+  // right now is left to its workflow: batches side by side never wait on each other.
+  for (const rollout of joined) await advanceRollout(tx, rollout.id, { skipLocked: true });
 }
 
 /** The rollouts a release is a member of, woken (its end may let the next targets through). */
@@ -190,11 +194,20 @@ const ADMIT = `UPDATE rollout_member m SET admitted_at = now()
 /**
  * One step of a rollout, in one transaction: its counts read, its plan made, and the plan applied —
  * a halt recorded (and audited), the next targets admitted and their releases woken, the rollout's
- * wave and reason kept for explain and the board.
+ * wave and reason kept for explain and the board. With `skipLocked`, a rollout another transaction
+ * holds is left as it is.
  */
-export async function advanceRollout(tx: EntityManager, rolloutId: string): Promise<RolloutAdvance> {
-  const [rollout] = await tx.execute<RolloutRow[]>(LOCK_ROLLOUT, [rolloutId]);
-  if (!rollout || rollout.state === 'completed' || rollout.state === 'aborted') return { done: true };
+export async function advanceRollout(
+  tx: EntityManager,
+  rolloutId: string,
+  options: { skipLocked?: boolean } = {},
+): Promise<RolloutAdvance> {
+  const [rollout] = await tx.execute<RolloutRow[]>(
+    options.skipLocked ? `${LOCK_ROLLOUT} SKIP LOCKED` : LOCK_ROLLOUT,
+    [rolloutId],
+  );
+  if (!rollout) return { done: !options.skipLocked };
+  if (rollout.state === 'completed' || rollout.state === 'aborted') return { done: true };
   if (!rollout.waves) return admitEveryone(tx, rollout);
   const waves = await waveCounts(tx, rollout.id, rollout.waves.waves.length + 1);
   const [{ n: trailingFailures }] = (await tx.execute<{ n: number }[]>(TRAILING_FAILURES, [
@@ -224,6 +237,10 @@ export async function advanceRollout(tx: EntityManager, rolloutId: string): Prom
       rollout.id,
     ]);
     await enqueueOrchestrations(tx, releaseWakeMessages(admitted.map((row) => row.release_id)));
+    await startAdmittedSooner(
+      tx,
+      admitted.map((row) => row.release_id),
+    );
   }
   await tx.execute(
     `UPDATE rollout SET current_wave = ?, reason = ?, bake_until = ?,
@@ -243,6 +260,24 @@ export async function advanceRollout(tx: EntityManager, rolloutId: string): Prom
     ],
   );
   return { done: plan.done, ...(plan.nextChangeAt ? { nextChangeAt: plan.nextChangeAt } : {}) };
+}
+
+/**
+ * Admitted releases whose workflows have not started yet (their starts still wait in the outbox
+ * behind the fan-out's others) start in a fair share of their own: the relay takes starts in fair
+ * shares by `fairness_key` (worker/outboxRelay.ts), so they alternate with the backlog instead of
+ * waiting for all of it. A start the relay holds right now is left to it.
+ */
+async function startAdmittedSooner(tx: EntityManager, releaseIds: readonly string[]): Promise<void> {
+  if (releaseIds.length === 0) return;
+  await tx.execute(
+    `UPDATE outbox SET fairness_key = fairness_key || '/admitted'
+      WHERE id IN (SELECT id FROM outbox
+                    WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])
+                      AND fairness_key NOT LIKE '%/admitted'
+                      FOR UPDATE SKIP LOCKED)`,
+    [`{${releaseIds.join(',')}}`],
+  );
 }
 
 /** Each wave's counts, `count` of them (a wave without members counts nothing). */

@@ -179,9 +179,9 @@ describe('rollouts in waves', () => {
       reason: expect.stringContaining('halted: 1 of 1 targets failed in wave canary'),
     });
     const audit = await api.get<{ items: { action: string; details: { reason: string } }[] }>(
-      `/audit-events?action=rollout.halted`,
+      `/audit-events?cel=${encodeURIComponent('event.action == "rollout.halted"')}`,
     );
-    expect(audit.items.map((event) => event.details.reason)).toContain(halted.halt!.reason);
+    expect(audit.items.map((event) => event.details.reason)).toEqual([halted.halt!.reason]);
 
     await control(deployment, version, 'pause', [409]);
     await control(deployment, version, 'resume');
@@ -205,6 +205,16 @@ describe('rollouts in waves', () => {
     expect(await active(deployment)).toEqual([]);
     expect((await rolloutOf(deployment, version))[0]!.reason).toMatch(/^the rollout is paused at wave eu/);
 
+    const pauses = await api.get<{
+      items: { action: string; record: { id: string }; actor: { name: string } }[];
+    }>(`/audit-events?cel=${encodeURIComponent('event.action == "rollout.paused"')}`);
+    expect(pauses.items).toEqual([
+      expect.objectContaining({
+        action: 'rollout.paused',
+        record: { type: 'rollout', id: version },
+        actor: expect.objectContaining({ type: 'key' }),
+      }),
+    ]);
     const [aborted] = (await control(deployment, version, 'abort')).rollouts as RolloutRead[];
     expect(aborted!.state).toBe('aborted');
     await control(deployment, version, 'resume', [409]);
