@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { summarizeCells, type TargetGroup } from '../domain/boardCells';
+import { summarizeCells, type CellCounts, type TargetGroup } from '../domain/boardCells';
 import type { BoardCellJson, BoardJson, DeploymentPageJson, RecentReleaseJson } from '../domain/boardJson';
 import { groupBy } from '../domain/grouping';
 import { NotFoundError } from '../domain/errors';
@@ -264,7 +264,7 @@ export class RolloutBoardStore {
    * (its state row keeps its newest release's version and phase and its current version: db/migrations
    * Migration0025NewestRelease), grouped here and summed into cells in domain/boardCells.ts.
    */
-  private async cellCounts(scope: Scope): Promise<ReturnType<typeof summarizeCells>> {
+  private async cellCounts(scope: Scope): Promise<CellCounts[]> {
     const groups = await this.em.execute<TargetGroup[]>(
       `SELECT g.deployment_id AS "deploymentId", g.environment_id AS "environmentId", cv.tag AS "currentTag",
               nv.tag AS "desiredTag", g.state, g.targets
