@@ -1,25 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canEverDeploy } from '../../domain/eligibility';
-import { evaluateGates, type GateEvaluation } from '../../domain/gates';
-import { releaseOfRow, type JobRef, type OrchestrationMessage } from '../../domain/orchestration';
 import type { ReleaseTargetRef } from '../../domain/releaseTargets';
 import type { VersionFields } from '../../domain/selectors';
-import { createJobs, takeTargetSlots } from './jobCreation';
 import { RELEASE_ROW_COLUMNS, type ReleaseRow } from '../planner/releaseRows';
 import { newId } from '../../db/ids';
-import { enqueueOrchestrations } from '../../db/outbox';
-import { recordAuditEvents } from '../../db/audit';
-import { evaluationEvents, releaseEvent } from '../../domain/audit';
 import {
   enabledPolicies,
   policiesForTarget,
   type MatchedPolicy,
   type TargetRecords,
 } from '../eligibility/policyMatching';
+import { startReleases } from './releaseStarts';
 import { joinRollouts, wakeRolloutsOfVersion, type RolloutCandidate } from './rollouts';
-import { loadReleases } from '../eligibility/releaseFacts';
 import { DEPLOYED_VERSION_JOIN } from '../eligibility/versionColumns';
-import { withShipDigests } from '../planner/shipDigests';
 import { OPEN_RELEASES_OF, wakeReleases } from '../../db/releaseWake';
 import type { SecretBox } from '../../db/secrets';
 import { uuidArray } from '../../db/sql';
@@ -145,9 +138,10 @@ function eligibleOn(version: VersionRow, target: TargetWithPolicies): boolean {
 type ReleaseChoice = { target: TargetWithPolicies; versionId: string };
 
 /**
- * Creates the chosen releases that do not exist yet, in the caller's transaction, and admits them
- * in named steps: their gates decided, the jobs of those that may proceed written, every new
- * release's workflow start and the wake of the older open releases they supersede enqueued.
+ * Creates the chosen releases that do not exist yet, in the caller's transaction: members of their
+ * rollouts in waves, started (./releaseStarts.ts: their gates decided, the jobs of those that may
+ * proceed written, their workflows' starts enqueued), and the older open releases they supersede
+ * woken.
  */
 async function createReleases(
   tx: EntityManager,
@@ -156,23 +150,10 @@ async function createReleases(
 ): Promise<FanoutResult> {
   if (choices.length === 0) return { created: 0, started: 0 };
   const created = await insertReleases(tx, choices);
-  await joinRollouts(tx, rolloutCandidates(choices, created));
-  const evaluations = await decideGates(tx, box, created);
-  const jobs = await startAdmitted(tx, box, created, evaluations);
-  await recordEvaluations(tx, evaluations);
-  await recordAuditEvents(
-    tx,
-    created.flatMap((row) => {
-      const release = releaseOfRow(row);
-      return [
-        releaseEvent('release.created', release),
-        ...evaluationEvents(release, null, evaluations.get(row.id)!),
-      ];
-    }),
-  );
-  await enqueueReleaseStarts(tx, created, evaluations, jobs);
+  await joinRollouts(tx, box, rolloutCandidates(choices, created));
+  const started = await startReleases(tx, box, created, { created: true });
   await wakeSupersededReleases(tx, choices);
-  return { created: created.length, started: jobs.size };
+  return { created: created.length, started };
 }
 
 /** The new releases as candidates of rollouts in waves, with their targets' records and policies. */
@@ -220,73 +201,6 @@ function insertReleases(tx: EntityManager, choices: readonly ReleaseChoice[]): P
       column((c) => c.target.deploymentId),
       column((c) => c.versionId),
     ],
-  );
-}
-
-/**
- * Each new release's gates, on the facts of the whole batch read at once; where the version has
- * approvals, with what each release would ship, so an approval counts only for what it covers.
- */
-async function decideGates(
-  tx: EntityManager,
-  box: SecretBox,
-  created: ReleaseRow[],
-): Promise<Map<string, GateEvaluation>> {
-  const loaded = await loadReleases(
-    tx,
-    created.map((release) => release.id),
-  );
-  const facts = await withShipDigests(tx, box, [...loaded.values()]);
-  const now = new Date();
-  return new Map(facts.map((release) => [release.releaseId, evaluateGates(release.facts, now)]));
-}
-
-/** The jobs of the releases that may proceed and whose target slot they could take. */
-async function startAdmitted(
-  tx: EntityManager,
-  box: SecretBox,
-  created: ReleaseRow[],
-  evaluations: Map<string, GateEvaluation>,
-): Promise<Map<string, JobRef[]>> {
-  const proceeding = created.filter((release) => evaluations.get(release.id)!.decision === 'proceed');
-  const held = await takeTargetSlots(tx, proceeding);
-  return createJobs(
-    tx,
-    box,
-    proceeding.filter((release) => held.has(release.id)).map((release) => ({ release, attempt: 1 })),
-  );
-}
-
-async function recordEvaluations(tx: EntityManager, evaluations: Map<string, GateEvaluation>): Promise<void> {
-  await tx.execute(
-    `UPDATE release r
-        SET evaluation = e.evaluation,
-            phase_reason = CASE WHEN r.phase = 'pending' THEN e.evaluation->>'reason' ELSE r.phase_reason END
-       FROM jsonb_to_recordset(?::jsonb) AS e(id uuid, evaluation jsonb)
-      WHERE r.id = e.id`,
-    [JSON.stringify([...evaluations].map(([id, evaluation]) => ({ id, evaluation })))],
-  );
-}
-
-/** Every new release's workflow start, with its admission when its jobs were created here. */
-async function enqueueReleaseStarts(
-  tx: EntityManager,
-  created: ReleaseRow[],
-  evaluations: Map<string, GateEvaluation>,
-  jobs: Map<string, JobRef[]>,
-): Promise<void> {
-  await enqueueOrchestrations(
-    tx,
-    created.map((release): OrchestrationMessage => {
-      const started = jobs.get(release.id);
-      return {
-        kind: 'release.start',
-        release: releaseOfRow(release),
-        ...(started
-          ? { admitted: { evaluation: evaluations.get(release.id)!, attempt: 1, jobs: started } }
-          : {}),
-      };
-    }),
   );
 }
 

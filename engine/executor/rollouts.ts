@@ -7,6 +7,9 @@ import type { RolloutAdvance } from '../../domain/activityResults';
 import { releaseEvent } from '../../domain/audit';
 import { releaseOfRow, type OrchestrationMessage, type ReleaseIdentityRow } from '../../domain/orchestration';
 import { requestRedeploy } from './releaseRedeploy';
+import { startReleases } from './releaseStarts';
+import type { SecretBox } from '../../db/secrets';
+import { RELEASE_ROW_COLUMNS, type ReleaseRow } from '../planner/releaseRows';
 import type { PolicyRule } from '../../domain/policies';
 import {
   planRollout,
@@ -51,6 +54,7 @@ const rolloutWake = (workspaceId: string, rolloutId: string): OrchestrationMessa
  */
 export async function joinRollouts(
   tx: EntityManager,
+  box: SecretBox,
   candidates: readonly RolloutCandidate[],
 ): Promise<void> {
   const members = candidates.flatMap((candidate) => {
@@ -113,7 +117,7 @@ export async function joinRollouts(
   // The rollouts admit what they may at once, so the first wave's releases pass their gates and get
   // their jobs in this transaction, as releases without waves do. A rollout another batch holds
   // right now is left to its workflow: batches side by side never wait on each other.
-  for (const rollout of joined) await advanceRollout(tx, rollout.id, { skipLocked: true });
+  for (const rollout of joined) await advanceRollout(tx, box, rollout.id, { skipLocked: true });
 }
 
 /** The rollouts a release is a member of, woken (its end may let the next targets through). */
@@ -199,6 +203,7 @@ const ADMIT = `UPDATE rollout_member m SET admitted_at = now()
  */
 export async function advanceRollout(
   tx: EntityManager,
+  box: SecretBox,
   rolloutId: string,
   options: { skipLocked?: boolean } = {},
 ): Promise<RolloutAdvance> {
@@ -236,9 +241,9 @@ export async function advanceRollout(
       plan.admit,
       rollout.id,
     ]);
-    await enqueueOrchestrations(tx, releaseWakeMessages(admitted.map((row) => row.release_id)));
-    await startAdmittedSooner(
+    await startOrWake(
       tx,
+      box,
       admitted.map((row) => row.release_id),
     );
   }
@@ -263,21 +268,28 @@ export async function advanceRollout(
 }
 
 /**
- * Admitted releases whose workflows have not started yet (their starts still wait in the outbox
- * behind the fan-out's others) start in a fair share of their own: the relay takes starts in fair
- * shares by `fairness_key` (worker/outboxRelay.ts), so they alternate with the backlog instead of
- * waiting for all of it. A start the relay holds right now is left to it.
+ * Admitted releases start their jobs: those whose workflows have not started yet (their starts still
+ * wait in the outbox behind the fan-out's others) are started here as the fan-out starts releases
+ * (./releaseStarts.ts: gates decided, jobs written, the start enqueued with its admission) in place
+ * of their waiting start; the others are woken. A start the relay holds right now is left to it,
+ * and its release woken.
  */
-async function startAdmittedSooner(tx: EntityManager, releaseIds: readonly string[]): Promise<void> {
+async function startOrWake(tx: EntityManager, box: SecretBox, releaseIds: readonly string[]): Promise<void> {
   if (releaseIds.length === 0) return;
-  await tx.execute(
-    `UPDATE outbox SET fairness_key = fairness_key || '/admitted'
-      WHERE id IN (SELECT id FROM outbox
-                    WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])
-                      AND fairness_key NOT LIKE '%/admitted'
-                      FOR UPDATE SKIP LOCKED)`,
+  const unstarted = await tx.execute<ReleaseRow[]>(
+    `WITH taken AS (
+       DELETE FROM outbox WHERE id IN (
+         SELECT id FROM outbox
+          WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])
+            AND payload->'admitted' IS NULL
+            FOR UPDATE SKIP LOCKED)
+       RETURNING (payload->'release'->>'id')::uuid AS id)
+     SELECT ${RELEASE_ROW_COLUMNS} FROM release WHERE id IN (SELECT id FROM taken) ORDER BY id`,
     [`{${releaseIds.join(',')}}`],
   );
+  await startReleases(tx, box, unstarted, { created: false });
+  const starting = new Set(unstarted.map((release) => release.id));
+  await enqueueOrchestrations(tx, releaseWakeMessages(releaseIds.filter((id) => !starting.has(id))));
 }
 
 /** Each wave's counts, `count` of them (a wave without members counts nothing). */
