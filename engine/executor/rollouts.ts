@@ -289,6 +289,16 @@ async function startOrWake(tx: EntityManager, box: SecretBox, releaseIds: readon
   );
   await startReleases(tx, box, unstarted, { created: false });
   const starting = new Set(unstarted.map((release) => release.id));
+  // Their new starts take a fair share of their own (worker/outboxRelay.ts takes starts in fair shares
+  // by `fairness_key`): a release that holds a slot of its wave goes out beside the fan-out's backlog
+  // of waiting members, not behind it.
+  if (starting.size > 0) {
+    await tx.execute(
+      `UPDATE outbox SET fairness_key = fairness_key || '/admitted'
+        WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])`,
+      [`{${[...starting].join(',')}}`],
+    );
+  }
   await enqueueOrchestrations(tx, releaseWakeMessages(releaseIds.filter((id) => !starting.has(id))));
 }
 
