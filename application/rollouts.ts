@@ -7,7 +7,7 @@ import { actorOf } from '../domain/audit';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors';
 import type { Principal } from '../domain/principal';
 import { waveCapacity, waveNames, type RolloutState, type WavesSpec } from '../domain/rollouts';
-import { finishRelease, rollBackRollout } from '../engine/executor';
+import { finishRelease, rollBackRollout, rolloutWake } from '../engine/executor';
 import { cancelOpenJobs } from '../engine/jobMoves';
 import { findOwned } from './common';
 
@@ -150,11 +150,7 @@ export class RolloutStore {
       if (control === 'abort') await this.stopQueued(em, ids, reason);
       await enqueueOrchestrations(
         em,
-        applicable.map((rollout) => ({
-          kind: 'rollout.wake',
-          workspaceId: rollout.workspace_id,
-          rolloutId: rollout.id,
-        })),
+        applicable.map((rollout) => rolloutWake(rollout.workspace_id, rollout.id)),
       );
       if (control === 'abort') await this.wakeWaiting(em, ids);
       return this.views(em, versionId);
@@ -222,7 +218,7 @@ export class RolloutStore {
         await this.stopQueued(em, [rollout.id], judgement.reason);
         await this.wakeWaiting(em, [rollout.id]);
       }
-      await enqueueOrchestrations(em, [{ kind: 'rollout.wake', workspaceId, rolloutId: rollout.id }]);
+      await enqueueOrchestrations(em, [rolloutWake(workspaceId, rollout.id)]);
       return this.views(em, versionId);
     });
   }

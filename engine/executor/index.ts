@@ -8,6 +8,7 @@ export { BATCH_RESOURCE_BYTES, rollOutPendingTargets, rollOutVersionBatch } from
 export { requestRedeploy } from './releaseRedeploy';
 export {
   advanceRollout,
+  rolloutWake,
   joinRollouts,
   rollBackRollout,
   wakeRolloutsOf,

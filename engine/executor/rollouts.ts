@@ -40,7 +40,7 @@ export interface RolloutCandidate {
 }
 
 /** The message that wakes a rollout's workflow (and starts it, the first time). */
-const rolloutWake = (workspaceId: string, rolloutId: string): OrchestrationMessage => ({
+export const rolloutWake = (workspaceId: string, rolloutId: string): OrchestrationMessage => ({
   kind: 'rollout.wake',
   workspaceId,
   rolloutId,
