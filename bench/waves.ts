@@ -95,7 +95,8 @@ async function shipAndDrain(call: Call, query: Query, deployment: LaneDeployment
       reported.add(job.id);
       await call('PUT', `/jobs/${job.id}/status`, { status: 'successful' });
     });
-    if (performance.now() - started > 1_800_000) throw new Error(`${reported.size} of ${deployment.size} jobs ran`);
+    if (performance.now() - started > 1_800_000)
+      throw new Error(`${reported.size} of ${deployment.size} jobs ran`);
   }
   await waitFor(
     async () =>
