@@ -9,6 +9,7 @@ import type { Principal } from '../domain/principal';
 import { waveCapacity, waveNames, type RolloutState, type WavesSpec } from '../domain/rollouts';
 import { finishRelease, rollBackRollout, rolloutWake } from '../engine/executor';
 import { cancelOpenJobs } from '../engine/jobMoves';
+import { uuidArray } from '../db/sql';
 import { findOwned } from './common';
 
 /** How a target of a rollout stands, as the rollout's view counts them. */
@@ -67,6 +68,15 @@ const CONTROLS: Record<RolloutControl, { from: RolloutState[]; to: RolloutState 
   resume: { from: ['paused', 'halted'], to: 'running' },
   abort: { from: ['running', 'paused', 'halted'], to: 'aborted' },
 };
+
+/**
+ * SQL: what a resume sets besides the state: the halt cleared, and the failures and runs so far as
+ * the baseline a next halt counts from.
+ */
+const RESUMED = `, halt_reason = NULL, resumed_at = now(),
+       (baseline_failed, baseline_ran) = (
+         SELECT count(*) FILTER (WHERE r.phase = 'failed'), count(*) FILTER (WHERE r.phase IN ('succeeded', 'failed'))
+           FROM rollout_member m JOIN release r ON r.id = m.release_id WHERE m.rollout_id = o.id)`;
 
 /** SQL: the waves rule of rollout `o`, as its policy holds it now. */
 const RULE_OF_ROLLOUT = `(SELECT rule->'waves' FROM policy p, jsonb_array_elements(p.rules) rule
@@ -133,19 +143,9 @@ export class RolloutStore {
       const ids = applicable.map((rollout) => rollout.id);
       const who = this.origin.actor.name;
       await em.execute(
-        `UPDATE rollout o SET state = ?, updated_at = now(),
-                reason = ?,
-                halt_reason = CASE WHEN ? = 'running' THEN NULL ELSE halt_reason END,
-                resumed_at = CASE WHEN ? = 'running' THEN now() ELSE resumed_at END,
-                baseline_failed = CASE WHEN ? = 'running' THEN counts.failed ELSE baseline_failed END,
-                baseline_ran = CASE WHEN ? = 'running' THEN counts.ran ELSE baseline_ran END
-           FROM (SELECT m.rollout_id, count(*) FILTER (WHERE r.phase = 'failed')::int AS failed,
-                        count(*) FILTER (WHERE r.phase IN ('succeeded', 'failed'))::int AS ran
-                   FROM rollout_member m JOIN release r ON r.id = m.release_id
-                  WHERE m.rollout_id = ANY(?::uuid[]) GROUP BY m.rollout_id
-                  UNION ALL SELECT id, 0, 0 FROM rollout WHERE id = ANY(?::uuid[])) counts
-          WHERE o.id = counts.rollout_id AND o.id = ANY(?::uuid[])`,
-        [to, `${to} by ${who}: ${reason}`, to, to, to, to, `{${ids}}`, `{${ids}}`, `{${ids}}`],
+        `UPDATE rollout o SET state = ?, reason = ?, updated_at = now()${to === 'running' ? RESUMED : ''}
+          WHERE o.id = ANY(?::uuid[])`,
+        [to, `${to} by ${who}: ${reason}`, uuidArray(ids)],
       );
       if (control === 'abort') await this.stopQueued(em, ids, reason);
       await enqueueOrchestrations(
@@ -231,7 +231,7 @@ export class RolloutStore {
           AND NOT EXISTS (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.status NOT IN ('queued')
                             AND j.completed_at IS NULL)
         ORDER BY r.id`,
-      [`{${rolloutIds}}`],
+      [uuidArray(rolloutIds)],
     );
     for (const release of queued) {
       await cancelOpenJobs(em, { releaseId: release.id }, 'rollout aborted', this.origin);
@@ -243,7 +243,7 @@ export class RolloutStore {
   private async wakeWaiting(em: EntityManager, rolloutIds: string[]): Promise<void> {
     const waiting = await em.execute<{ release_id: string }[]>(
       `SELECT release_id FROM rollout_member WHERE rollout_id = ANY(?::uuid[]) AND admitted_at IS NULL`,
-      [`{${rolloutIds}}`],
+      [uuidArray(rolloutIds)],
     );
     await enqueueOrchestrations(em, releaseWakeMessages(waiting.map((row) => row.release_id)));
   }
@@ -284,7 +284,7 @@ export class RolloutStore {
                  ELSE 'running' END AS state) s
         WHERE m.rollout_id = ANY(?::uuid[])
         GROUP BY m.rollout_id, m.wave, s.state`,
-      [`{${rollouts.map((rollout) => rollout.id)}}`],
+      [uuidArray(rollouts.map((rollout) => rollout.id))],
     );
     return rollouts.map((rollout) => toView(rollout, counts));
   }

@@ -121,23 +121,24 @@ export async function joinRollouts(
 }
 
 /** The rollouts a release is a member of, woken (its end may let the next targets through). */
-export async function wakeRolloutsOf(tx: EntityManager, releaseId: string): Promise<void> {
-  const rollouts = await tx.execute<{ id: string; workspace_id: string }[]>(
-    `SELECT o.id, o.workspace_id FROM rollout_member m JOIN rollout o ON o.id = m.rollout_id
-      WHERE m.release_id = ? AND o.state NOT IN ('completed', 'aborted')`,
-    [releaseId],
-  );
-  await enqueueOrchestrations(
+export function wakeRolloutsOf(tx: EntityManager, releaseId: string): Promise<void> {
+  return wakeOpenRollouts(
     tx,
-    rollouts.map((rollout) => rolloutWake(rollout.workspace_id, rollout.id)),
+    `SELECT o.id, o.workspace_id FROM rollout_member m JOIN rollout o ON o.id = m.rollout_id WHERE m.release_id = ?`,
+    releaseId,
   );
 }
 
 /** A version's rollouts, woken: its fan-out completed, so their waves may end. */
-export async function wakeRolloutsOfVersion(tx: EntityManager, versionId: string): Promise<void> {
+export function wakeRolloutsOfVersion(tx: EntityManager, versionId: string): Promise<void> {
+  return wakeOpenRollouts(tx, `SELECT o.id, o.workspace_id FROM rollout o WHERE o.version_id = ?`, versionId);
+}
+
+/** The rollouts `select` (of rollout `o`) finds, woken unless they are over. */
+async function wakeOpenRollouts(tx: EntityManager, select: string, id: string): Promise<void> {
   const rollouts = await tx.execute<{ id: string; workspace_id: string }[]>(
-    `SELECT id, workspace_id FROM rollout WHERE version_id = ? AND state NOT IN ('completed', 'aborted')`,
-    [versionId],
+    `${select} AND o.state NOT IN ('completed', 'aborted')`,
+    [id],
   );
   await enqueueOrchestrations(
     tx,
@@ -280,12 +281,12 @@ async function startOrWake(tx: EntityManager, box: SecretBox, releaseIds: readon
     `WITH taken AS (
        DELETE FROM outbox WHERE id IN (
          SELECT id FROM outbox
-          WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])
+          WHERE kind = 'release.start' AND (payload->'release'->>'id')::uuid = ANY(?::uuid[])
             AND payload->'admitted' IS NULL
             FOR UPDATE SKIP LOCKED)
        RETURNING (payload->'release'->>'id')::uuid AS id)
      SELECT ${RELEASE_ROW_COLUMNS} FROM release WHERE id IN (SELECT id FROM taken) ORDER BY id`,
-    [`{${releaseIds.join(',')}}`],
+    [uuidArray(releaseIds)],
   );
   await startReleases(tx, box, unstarted, { created: false });
   const starting = new Set(unstarted.map((release) => release.id));
@@ -295,8 +296,8 @@ async function startOrWake(tx: EntityManager, box: SecretBox, releaseIds: readon
   if (starting.size > 0) {
     await tx.execute(
       `UPDATE outbox SET fairness_key = fairness_key || '/admitted'
-        WHERE kind = 'release.start' AND payload->'release'->>'id' = ANY(?::text[])`,
-      [`{${[...starting].join(',')}}`],
+        WHERE kind = 'release.start' AND (payload->'release'->>'id')::uuid = ANY(?::uuid[])`,
+      [uuidArray([...starting])],
     );
   }
   await enqueueOrchestrations(tx, releaseWakeMessages(releaseIds.filter((id) => !starting.has(id))));
